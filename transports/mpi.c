@@ -1,0 +1,1059 @@
+/* The mpi transport: two-sided messages over a ring of pre-posted
+ * receives, and the symmetric heap as an MPI-3 window in one passive-target
+ * epoch for put, get and 64-bit atomics. SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Communicators. The transport duplicates the bootstrap's communicator
+ * (core/boot_mpi.h) twice: am_comm carries whole messages and control
+ * frames and hosts the window; data_comm carries large payloads only, so
+ * that the ring's MPI_ANY_TAG receives never match one.
+ *
+ * Messages. Up to GV_MPI_EAGER bytes (hdr + payload) a message is copied
+ * into a send slot and sent with tag EAGER; am_send returns GV_OK. Larger
+ * messages send a control frame (tag RTS) on am_comm and the payload
+ * straight from the caller's buffer on data_comm (GV_INPROGRESS):
+ *
+ *   RTS frame    0            8            12           16
+ *                +------------+------------+------------+---------------+
+ *                | payload_len| hdr_len    | magic      | hdr (hdr_len) |
+ *                +------------+------------+------------+---------------+
+ *
+ * The receiver keeps GV_MPI_RECVS receives of GV_MPI_EAGER bytes posted
+ * for (MPI_ANY_SOURCE, MPI_ANY_TAG) and tests them in the order it posted
+ * them. All those receives match every message, so MPI fills them in
+ * posting order; and MPI does not let a message overtake an earlier one
+ * from the same sender. Handling completions strictly in posting order
+ * (stopping at the first that is not complete) therefore sees each
+ * sender's messages in the order they were sent, even when a message
+ * larger than MPI's own eager limit is still streaming in.
+ *
+ * An RTS makes the receiver post a receive for the payload from that
+ * sender on data_comm, into a buffer that starts with the header. Until
+ * that payload is in, later messages from the same sender are copied aside
+ * (the "held" queue of that peer) and delivered after it: per-pair FIFO.
+ * Payload receives from one sender are posted in RTS order and match the
+ * payload sends in the same order (same source, tag and communicator).
+ *
+ * One-sided operations go through MPI_Win_allocate'd memory, locked once
+ * with MPI_Win_lock_all(MPI_MODE_NOCHECK) for the life of the transport.
+ * MPI may read an origin buffer until the operation completes, so the
+ * 64-bit operands of atomics are staged in an arena that is recycled once
+ * every target with outstanding operations has been flushed.
+ */
+#include "transports/transport.h"
+#include "core/boot_mpi.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    TAG_EAGER = 1,   /* am_comm: a whole message */
+    TAG_RTS   = 2,   /* am_comm: header of a message whose payload follows */
+    TAG_DATA  = 3,   /* data_comm: the payload announced by an RTS */
+};
+
+#define RTS_MAGIC     0x67764d52u            /* "RMvg" */
+#define MPI_MAX_MSG   ((4u << 20) + 4096u)   /* like tcp: 4 MiB + headers */
+#define STAGE_CHUNK   4096                   /* uint64_t per arena chunk */
+#define STAGE_MAX     64                     /* chunks before a flush_all */
+#define REJECT_LOG    10                     /* bad frames logged, then counted */
+
+typedef struct {
+    uint64_t payload_len;
+    uint32_t hdr_len;
+    uint32_t magic;
+} rts_t;
+
+/* A message that has to wait for an earlier one from the same peer: either
+ * a payload still arriving (req active) or a copy of a message received
+ * while that payload was in flight (req == MPI_REQUEST_NULL). */
+typedef struct held {
+    struct held *next;
+    MPI_Request  req;
+    uint8_t     *buf;
+    size_t       len;      /* hdr + payload */
+    size_t       cap;      /* bytes allocated at buf */
+    size_t       expect;   /* payload bytes the RTS announced */
+} held_t;
+
+typedef struct {
+    held_t *head, *tail;
+    int     listed;        /* in held_peers[] */
+} mpi_peer_t;
+
+/* One MPI send in flight. */
+typedef struct send_slot {
+    struct send_slot *next_free;
+    uint8_t          *buf;       /* eager copy, GV_MPI_EAGER bytes, or NULL */
+    uint8_t          *owned;     /* large copy we made (req == NULL), or NULL */
+    gv_req_t         *ureq;      /* caller's completion, or NULL */
+    int               dst;
+} send_slot_t;
+
+typedef struct stage_chunk {
+    struct stage_chunk *next;
+    uint64_t            v[STAGE_CHUNK];
+} stage_chunk_t;
+
+typedef struct {
+    MPI_Comm      am_comm, data_comm;
+    size_t        eager;           /* bytes per ring buffer and eager send */
+
+    /* receive ring, tested in posting order from ring_head */
+    unsigned      nring, ring_head;
+    MPI_Request  *ring_req;
+    uint8_t      *ring_mem;
+
+    /* sends: slots, and the compact array of requests in flight */
+    unsigned      nslots, nact;
+    send_slot_t  *slots, *free_slots;
+    unsigned      nfree;
+    MPI_Request  *act_req;
+    send_slot_t **act_slot;
+    int          *done_idx;
+    MPI_Status   *done_st;
+    send_slot_t **done_slot;
+
+    /* peers whose messages wait behind a large payload */
+    mpi_peer_t   *peers;
+    int          *held_peers;
+    int           nheld_peers;
+    uint8_t      *spare_buf;       /* one recycled payload buffer */
+    size_t        spare_cap;
+
+    /* one-sided */
+    MPI_Win       win;
+    int           have_win;
+    uint8_t      *heap;
+    size_t        heap_size;
+    stage_chunk_t *stage_first, *stage_cur;
+    unsigned      stage_used, stage_nchunks;
+    uint8_t      *dirty;           /* per rank: ops issued since its flush */
+    int          *dirty_list;
+    int           ndirty;
+
+    uint64_t      rejected;
+} mpi_tl_t;
+
+static const char *mpi_err(int rc, char *buf, size_t len)
+{
+    return gv__mpi_strerror(rc, buf, len);
+}
+
+#define ERRBUF char errbuf[MPI_MAX_ERROR_STRING + 32]
+#define ERRSTR(_rc) mpi_err((_rc), errbuf, sizeof(errbuf))
+
+static void reject(mpi_tl_t *m, int src, const char *fmt, int a, long long b)
+{
+    char why[160];
+
+    m->rejected++;
+    if (m->rejected > REJECT_LOG)
+        return;
+    snprintf(why, sizeof(why), fmt, a, b);
+    gv_warn("rejected a message from rank %d: %s (%llu rejected so far%s)",
+            src, why, (unsigned long long)m->rejected,
+            (m->rejected == REJECT_LOG) ? "; no more will be logged" : "");
+}
+
+/* ---- receive side -------------------------------------------------- */
+
+static uint8_t *ring_buf(mpi_tl_t *m, unsigned i)
+{
+    return m->ring_mem + (size_t)i * m->eager;
+}
+
+static gv_status_t ring_post(mpi_tl_t *m, unsigned i)
+{
+    ERRBUF;
+    int rc = MPI_Irecv(ring_buf(m, i), (int)m->eager, MPI_BYTE,
+                       MPI_ANY_SOURCE, MPI_ANY_TAG, m->am_comm,
+                       &m->ring_req[i]);
+
+    if (rc != MPI_SUCCESS) {
+        gv_error("MPI_Irecv of the receive ring failed: %s", ERRSTR(rc));
+        m->ring_req[i] = MPI_REQUEST_NULL;
+        return GV_ERR_IO;
+    }
+    return GV_OK;
+}
+
+static uint8_t *payload_buf_get(mpi_tl_t *m, size_t len, size_t *cap_p)
+{
+    uint8_t *p;
+
+    if ((m->spare_buf != NULL) && (m->spare_cap >= len)) {
+        p            = m->spare_buf;
+        *cap_p       = m->spare_cap;
+        m->spare_buf = NULL;
+        m->spare_cap = 0;
+        return p;
+    }
+    *cap_p = len;
+    return gv_malloc(len);
+}
+
+/* Keep the largest buffer for the next large message: fresh pages for
+ * every megabyte would cost more page faults than the copy they avoid. */
+static void payload_buf_put(mpi_tl_t *m, uint8_t *buf, size_t cap)
+{
+    if (cap > m->spare_cap) {
+        gv_free(m->spare_buf);
+        m->spare_buf = buf;
+        m->spare_cap = cap;
+    } else {
+        gv_free(buf);
+    }
+}
+
+static held_t *held_append(mpi_tl_t *m, int src)
+{
+    mpi_peer_t *p = &m->peers[src];
+    held_t     *h = gv_calloc(1, sizeof(*h));
+
+    h->req = MPI_REQUEST_NULL;
+    if (p->tail != NULL)
+        p->tail->next = h;
+    else
+        p->head = h;
+    p->tail = h;
+    if (!p->listed) {
+        p->listed                        = 1;
+        m->held_peers[m->nheld_peers++] = src;
+    }
+    return h;
+}
+
+/* An RTS from src (already known to be a valid peer): validate it, then
+ * post the payload receive behind whatever src already has held. */
+static void rts_recv(mpi_tl_t *m, gv_tl_t *tl, int src, const uint8_t *buf,
+                     int count)
+{
+    ERRBUF;
+    rts_t   r;
+    held_t *h;
+    size_t  total;
+    int     rc;
+
+    if ((size_t)count < sizeof(r)) {
+        reject(m, src, "control frame of %d bytes (%lld expected at least)",
+               count, (long long)sizeof(r));
+        return;
+    }
+    memcpy(&r, buf, sizeof(r));
+    if ((r.magic != RTS_MAGIC) || (r.hdr_len > GV_TL_MAX_HDR) ||
+        ((size_t)count != sizeof(r) + r.hdr_len)) {
+        reject(m, src, "bad control frame: header of %d bytes in a %lld-byte"
+               " frame", (int)r.hdr_len, (long long)count);
+        return;
+    }
+    if ((r.payload_len == 0) ||
+        (r.payload_len > tl->attr.max_msg - r.hdr_len)) {
+        reject(m, src, "control frame announces %d+%lld bytes", (int)r.hdr_len,
+               (long long)r.payload_len);
+        return;
+    }
+    total  = r.hdr_len + (size_t)r.payload_len;
+    h      = held_append(m, src);
+    h->len    = total;
+    h->expect = (size_t)r.payload_len;
+    h->buf    = payload_buf_get(m, total, &h->cap);
+    memcpy(h->buf, buf + sizeof(r), r.hdr_len);
+    rc = MPI_Irecv(h->buf + r.hdr_len, (int)r.payload_len, MPI_BYTE, src,
+                   TAG_DATA, m->data_comm, &h->req);
+    if (rc != MPI_SUCCESS) {
+        h->req = MPI_REQUEST_NULL;
+        h->len = 0; /* delivered as nothing: dropped below */
+        gv__peer_failed(src, "MPI_Irecv of a %llu-byte payload failed: %s",
+                        (unsigned long long)r.payload_len, ERRSTR(rc));
+    }
+}
+
+/* One completed ring receive, in posting order. */
+static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
+                        const MPI_Status *st)
+{
+    const uint8_t *buf = ring_buf(m, i);
+    int            src = st->MPI_SOURCE, count = 0;
+
+    MPI_Get_count(st, MPI_BYTE, &count);
+    if ((src < 0) || (src >= tl->size) || (src == tl->rank)) {
+        reject(m, src, "source rank %d is not a peer (%lld bytes)", src,
+               (long long)count);
+        return;
+    }
+    if ((count < 0) || ((size_t)count > m->eager)) {
+        reject(m, src, "%d bytes in a %lld-byte receive", count,
+               (long long)m->eager);
+        return;
+    }
+    if (st->MPI_TAG == TAG_RTS) {
+        rts_recv(m, tl, src, buf, count);
+    } else if (st->MPI_TAG != TAG_EAGER) {
+        reject(m, src, "unknown tag %d (%lld bytes)", st->MPI_TAG,
+               (long long)count);
+    } else if (m->peers[src].head != NULL) {
+        /* An earlier large message from src is still arriving. */
+        held_t *h = held_append(m, src);
+        h->len    = (size_t)count;
+        h->cap    = (size_t)count;
+        h->buf    = gv_malloc((size_t)count);
+        memcpy(h->buf, buf, (size_t)count);
+    } else {
+        tl->params.recv_cb(tl->params.recv_arg, src, buf, (size_t)count);
+    }
+}
+
+static unsigned ring_progress(mpi_tl_t *m, gv_tl_t *tl)
+{
+    ERRBUF;
+    unsigned   n = 0;
+    MPI_Status st;
+    int        done, rc, cls;
+
+    while (n < m->nring) {
+        unsigned i = m->ring_head;
+
+        done = 0;
+        rc   = MPI_Test(&m->ring_req[i], &done, &st);
+        if ((rc == MPI_SUCCESS) && !done)
+            break;
+        if (rc != MPI_SUCCESS) {
+            MPI_Error_class(rc, &cls);
+            if (cls == MPI_ERR_TRUNCATE)
+                reject(m, st.MPI_SOURCE, "message from rank %d longer than "
+                       "%lld bytes (GV_MPI_EAGER differs between ranks?)",
+                       st.MPI_SOURCE, (long long)m->eager);
+            else if ((st.MPI_SOURCE >= 0) && (st.MPI_SOURCE < tl->size))
+                gv__peer_failed(st.MPI_SOURCE, "MPI receive failed: %s",
+                                ERRSTR(rc));
+            else
+                gv_fatal("MPI receive failed: %s", ERRSTR(rc));
+        } else {
+            ring_handle(m, tl, i, &st);
+        }
+        n++;
+        m->ring_head = (i + 1 == m->nring) ? 0 : i + 1;
+        if (ring_post(m, i) != GV_OK)
+            gv_fatal("cannot repost a receive; the mpi transport cannot "
+                     "continue");
+    }
+    return n;
+}
+
+/* Deliver what the held queues allow: each peer's messages in order, up to
+ * the first payload still arriving. */
+static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
+{
+    ERRBUF;
+    unsigned n = 0;
+    int      k = 0;
+
+    while (k < m->nheld_peers) {
+        int         src = m->held_peers[k];
+        mpi_peer_t *p   = &m->peers[src];
+        held_t     *h;
+
+        while ((h = p->head) != NULL) {
+            if (h->req != MPI_REQUEST_NULL) {
+                MPI_Status st;
+                int        done = 0, count = 0;
+                int        rc = MPI_Test(&h->req, &done, &st);
+
+                if ((rc == MPI_SUCCESS) && !done)
+                    break;
+                if (rc != MPI_SUCCESS) {
+                    reject(m, src, "payload receive from rank %d failed (%lld"
+                           " bytes expected)", src, (long long)h->len);
+                    gv_debug("payload receive error: %s", ERRSTR(rc));
+                    h->req = MPI_REQUEST_NULL;
+                    h->len = 0;
+                } else {
+                    MPI_Get_count(&st, MPI_BYTE, &count);
+                    if ((count < 0) || ((size_t)count != h->expect)) {
+                        reject(m, src, "payload of %d bytes, %lld announced",
+                               count, (long long)h->expect);
+                        h->len = 0;
+                    }
+                }
+            }
+            p->head = h->next;
+            if (p->head == NULL)
+                p->tail = NULL;
+            if (h->len > 0)
+                tl->params.recv_cb(tl->params.recv_arg, src, h->buf, h->len);
+            payload_buf_put(m, h->buf, h->cap);
+            gv_free(h);
+            n++;
+        }
+        if (p->head == NULL) {
+            p->listed                     = 0;
+            m->held_peers[k]              = m->held_peers[--m->nheld_peers];
+        } else {
+            k++;
+        }
+    }
+    return n;
+}
+
+/* ---- send side ----------------------------------------------------- */
+
+static send_slot_t *slot_get(mpi_tl_t *m)
+{
+    send_slot_t *s = m->free_slots;
+
+    if (s == NULL)
+        return NULL;
+    m->free_slots = s->next_free;
+    m->nfree--;
+    s->ureq  = NULL;
+    s->owned = NULL;
+    return s;
+}
+
+static void slot_put(mpi_tl_t *m, send_slot_t *s)
+{
+    gv_free(s->owned);
+    s->owned      = NULL;
+    s->ureq       = NULL;
+    s->next_free  = m->free_slots;
+    m->free_slots = s;
+    m->nfree++;
+}
+
+static void act_add(mpi_tl_t *m, send_slot_t *s, MPI_Request r)
+{
+    m->act_req[m->nact]  = r;
+    m->act_slot[m->nact] = s;
+    m->nact++;
+}
+
+static unsigned send_progress(mpi_tl_t *m)
+{
+    ERRBUF;
+    unsigned ndone = 0, i, j;
+    int      outcount = 0, rc;
+
+    rc = MPI_Testsome((int)m->nact, m->act_req, &outcount, m->done_idx,
+                      m->done_st);
+    if ((rc != MPI_SUCCESS) && (rc != MPI_ERR_IN_STATUS))
+        gv_fatal("MPI_Testsome over %u sends failed: %s", m->nact,
+                 ERRSTR(rc));
+    if ((outcount == MPI_UNDEFINED) || (outcount <= 0))
+        return 0;
+    for (i = 0; i < (unsigned)outcount; i++) {
+        int e = (rc == MPI_ERR_IN_STATUS) ? m->done_st[i].MPI_ERROR
+                                          : MPI_SUCCESS;
+        send_slot_t *s = m->act_slot[m->done_idx[i]];
+
+        if ((e != MPI_SUCCESS) && (e != MPI_ERR_PENDING))
+            gv__peer_failed(s->dst, "MPI send failed: %s", ERRSTR(e));
+        m->done_slot[ndone++] = s;
+    }
+    /* Compact first: the callbacks below may send, which appends. */
+    for (i = 0, j = 0; i < m->nact; i++) {
+        if (m->act_req[i] == MPI_REQUEST_NULL)
+            continue;
+        m->act_req[j]  = m->act_req[i];
+        m->act_slot[j] = m->act_slot[i];
+        j++;
+    }
+    m->nact = j;
+    for (i = 0; i < ndone; i++) {
+        send_slot_t *s    = m->done_slot[i];
+        gv_req_t    *ureq = s->ureq;
+
+        slot_put(m, s);
+        if (ureq != NULL)
+            ureq->cb(ureq, GV_OK);
+    }
+    return ndone;
+}
+
+static gv_status_t isend(mpi_tl_t *m, send_slot_t *s, const void *buf,
+                         size_t len, int tag, MPI_Comm comm, int test_now)
+{
+    ERRBUF;
+    MPI_Request r;
+    int         done = 0;
+    int         rc   = MPI_Isend(buf, (int)len, MPI_BYTE, s->dst, tag, comm,
+                                 &r);
+
+    if (rc != MPI_SUCCESS) {
+        gv__peer_failed(s->dst, "MPI_Isend of %zu bytes failed: %s", len,
+                        ERRSTR(rc));
+        slot_put(m, s);
+        return GV_ERR_UNREACHABLE;
+    }
+    /* Small sends usually complete inside MPI_Isend (copied into the
+     * shared-memory FIFO or the socket); finish them here so the common
+     * case never reaches the in-flight array. */
+    if (test_now && (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS) &&
+        done) {
+        slot_put(m, s);
+        return GV_OK;
+    }
+    act_add(m, s, r);
+    return GV_OK;
+}
+
+static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
+                               size_t hdr_len, const void *payload,
+                               size_t len, gv_req_t *req)
+{
+    mpi_tl_t    *m     = tl->priv;
+    size_t       total = hdr_len + len;
+    send_slot_t *s, *d;
+    rts_t        r;
+    gv_status_t  status;
+
+    if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
+        (hdr_len > GV_TL_MAX_HDR) || (total > tl->attr.max_msg))
+        return GV_ERR_INVALID;
+    if (total <= m->eager) {
+        s = slot_get(m);
+        if (s == NULL)
+            return GV_ERR_NO_RESOURCE;
+        if (s->buf == NULL)
+            s->buf = gv_malloc(m->eager);
+        s->dst = dst;
+        memcpy(s->buf, hdr, hdr_len);
+        if (len > 0)
+            memcpy(s->buf + hdr_len, payload, len);
+        return isend(m, s, s->buf, total, TAG_EAGER, m->am_comm, 1);
+    }
+
+    /* Large: a control frame, then the payload from the caller's buffer. */
+    if (m->nfree < 2)
+        return GV_ERR_NO_RESOURCE;
+    s = slot_get(m);
+    d = slot_get(m);
+    if (s->buf == NULL)
+        s->buf = gv_malloc(m->eager);
+    r.payload_len = len;
+    r.hdr_len     = (uint32_t)hdr_len;
+    r.magic       = RTS_MAGIC;
+    memcpy(s->buf, &r, sizeof(r));
+    memcpy(s->buf + sizeof(r), hdr, hdr_len);
+    s->dst = dst;
+    d->dst = dst;
+    if (req == NULL) {
+        /* No way to tell the caller later: keep our own copy. */
+        d->owned = gv_malloc(len);
+        memcpy(d->owned, payload, len);
+        payload = d->owned;
+    }
+    d->ureq = req;
+    status  = isend(m, s, s->buf, sizeof(r) + hdr_len, TAG_RTS, m->am_comm,
+                    1);
+    if (status != GV_OK) {
+        slot_put(m, d);
+        return status;
+    }
+    /* On failure isend() returns d to the pool (and the job is stopping). */
+    status = isend(m, d, payload, len, TAG_DATA, m->data_comm, 0);
+    if (status != GV_OK)
+        return status;
+    return (req != NULL) ? GV_INPROGRESS : GV_OK;
+}
+
+static unsigned mpi_progress(gv_tl_t *tl)
+{
+    mpi_tl_t *m = tl->priv;
+    unsigned  n = ring_progress(m, tl);
+
+    if (m->nheld_peers > 0)
+        n += held_progress(m, tl);
+    if (m->nact > 0)
+        n += send_progress(m);
+    return n;
+}
+
+/* ---- one-sided ----------------------------------------------------- */
+
+static void stage_reset(mpi_tl_t *m)
+{
+    int i;
+
+    for (i = 0; i < m->ndirty; i++)
+        m->dirty[m->dirty_list[i]] = 0;
+    m->ndirty     = 0;
+    m->stage_cur  = m->stage_first;
+    m->stage_used = 0;
+}
+
+static gv_status_t flush_all(mpi_tl_t *m)
+{
+    ERRBUF;
+    int rc = MPI_Win_flush_all(m->win);
+
+    if (rc != MPI_SUCCESS) {
+        gv_error("MPI_Win_flush_all failed: %s", ERRSTR(rc));
+        return GV_ERR_IO;
+    }
+    stage_reset(m);
+    return GV_OK;
+}
+
+static gv_status_t flush_one(mpi_tl_t *m, int dst)
+{
+    ERRBUF;
+    int rc = MPI_Win_flush(dst, m->win);
+
+    if (rc != MPI_SUCCESS) {
+        gv_error("MPI_Win_flush to rank %d failed: %s", dst, ERRSTR(rc));
+        return GV_ERR_IO;
+    }
+    if (m->dirty[dst]) {
+        int i;
+
+        m->dirty[dst] = 0;
+        for (i = 0; i < m->ndirty; i++) {
+            if (m->dirty_list[i] == dst) {
+                m->dirty_list[i] = m->dirty_list[--m->ndirty];
+                break;
+            }
+        }
+    }
+    /* No target has unflushed operations: every staged operand is free. */
+    if (m->ndirty == 0) {
+        m->stage_cur  = m->stage_first;
+        m->stage_used = 0;
+    }
+    return GV_OK;
+}
+
+/* Make room for @a n operands in the current arena chunk (n is small):
+ * every operand of one operation is staged before it is issued, so a
+ * flush_all here never recycles an operand of an op not yet issued. */
+static gv_status_t stage_reserve(mpi_tl_t *m, unsigned n)
+{
+    if (m->stage_used + n <= STAGE_CHUNK)
+        return GV_OK;
+    if (m->stage_cur->next == NULL) {
+        if (m->stage_nchunks == STAGE_MAX)
+            return flush_all(m); /* bound the arena: complete, start over */
+        m->stage_cur->next = gv_calloc(1, sizeof(stage_chunk_t));
+        m->stage_nchunks++;
+    }
+    m->stage_cur  = m->stage_cur->next;
+    m->stage_used = 0;
+    return GV_OK;
+}
+
+/* A stable home for an operand MPI may read until the op completes. */
+static uint64_t *stage(mpi_tl_t *m, uint64_t v)
+{
+    uint64_t *p = &m->stage_cur->v[m->stage_used++];
+
+    *p = v;
+    return p;
+}
+
+static void mark_dirty(mpi_tl_t *m, int dst)
+{
+    if (!m->dirty[dst]) {
+        m->dirty[dst]                 = 1;
+        m->dirty_list[m->ndirty++]    = dst;
+    }
+}
+
+static gv_status_t check_range(gv_tl_t *tl, int dst, uint64_t off,
+                               size_t len)
+{
+    mpi_tl_t *m = tl->priv;
+
+    if ((dst < 0) || (dst >= tl->size) || (off > m->heap_size) ||
+        (len > m->heap_size - off))
+        return GV_ERR_INVALID;
+    return GV_OK;
+}
+
+static gv_status_t mpi_atomic64(gv_tl_t *tl, gv_tl_amo_t op, int dst,
+                                uint64_t off, uint64_t value,
+                                uint64_t compare, uint64_t *result_p,
+                                gv_req_t *req)
+{
+    ERRBUF;
+    mpi_tl_t   *m = tl->priv;
+    uint64_t   *vp, *cp, *rp = result_p;
+    gv_status_t status;
+    int         rc;
+
+    if ((check_range(tl, dst, off, 8) != GV_OK) || ((off & 7) != 0) ||
+        ((unsigned)op >= GV_TL_AMO_LAST))
+        return GV_ERR_INVALID;
+    status = stage_reserve(m, 3);
+    if (status != GV_OK)
+        return status;
+    vp = stage(m, value);
+    cp = stage(m, compare);
+    if ((rp == NULL) && (op != GV_TL_AMO_ADD))
+        rp = stage(m, 0);
+    mark_dirty(m, dst);
+    switch (op) {
+    case GV_TL_AMO_ADD:
+        rc = MPI_Accumulate(vp, 1, MPI_UINT64_T, dst, (MPI_Aint)off, 1,
+                            MPI_UINT64_T, MPI_SUM, m->win);
+        break;
+    case GV_TL_AMO_FADD:
+        rc = MPI_Fetch_and_op(vp, rp, MPI_UINT64_T, dst, (MPI_Aint)off,
+                              MPI_SUM, m->win);
+        break;
+    case GV_TL_AMO_SWAP:
+        rc = MPI_Fetch_and_op(vp, rp, MPI_UINT64_T, dst, (MPI_Aint)off,
+                              MPI_REPLACE, m->win);
+        break;
+    case GV_TL_AMO_CSWAP:
+    default:
+        rc = MPI_Compare_and_swap(vp, cp, rp, MPI_UINT64_T, dst,
+                                  (MPI_Aint)off, m->win);
+        break;
+    }
+    if (rc != MPI_SUCCESS) {
+        gv_error("MPI atomic %d to rank %d offset %llu failed: %s", (int)op,
+                 dst, (unsigned long long)off, ERRSTR(rc));
+        return GV_ERR_IO;
+    }
+    return (req != NULL) ? flush_one(m, dst) : GV_OK;
+}
+
+/* MPI counts are ints: move at most 1 GiB per call. */
+#define RMA_CHUNK ((size_t)1 << 30)
+
+static gv_status_t mpi_put(gv_tl_t *tl, int dst, uint64_t off,
+                           const void *buf, size_t len, gv_req_t *req)
+{
+    ERRBUF;
+    mpi_tl_t *m = tl->priv;
+    size_t    done;
+
+    if (check_range(tl, dst, off, len) != GV_OK)
+        return GV_ERR_INVALID;
+    mark_dirty(m, dst);
+    for (done = 0; done < len; done += RMA_CHUNK) {
+        size_t n  = (len - done < RMA_CHUNK) ? len - done : RMA_CHUNK;
+        int    rc = MPI_Put((const uint8_t *)buf + done, (int)n, MPI_BYTE,
+                            dst, (MPI_Aint)(off + done), (int)n, MPI_BYTE,
+                            m->win);
+        if (rc != MPI_SUCCESS) {
+            gv_error("MPI_Put of %zu bytes to rank %d failed: %s", n, dst,
+                     ERRSTR(rc));
+            return GV_ERR_IO;
+        }
+    }
+    return (req != NULL) ? flush_one(m, dst) : GV_OK;
+}
+
+static gv_status_t mpi_get(gv_tl_t *tl, int dst, uint64_t off, void *buf,
+                           size_t len, gv_req_t *req)
+{
+    ERRBUF;
+    mpi_tl_t *m = tl->priv;
+    size_t    done;
+
+    if (check_range(tl, dst, off, len) != GV_OK)
+        return GV_ERR_INVALID;
+    mark_dirty(m, dst);
+    for (done = 0; done < len; done += RMA_CHUNK) {
+        size_t n  = (len - done < RMA_CHUNK) ? len - done : RMA_CHUNK;
+        int    rc = MPI_Get((uint8_t *)buf + done, (int)n, MPI_BYTE, dst,
+                            (MPI_Aint)(off + done), (int)n, MPI_BYTE,
+                            m->win);
+        if (rc != MPI_SUCCESS) {
+            gv_error("MPI_Get of %zu bytes from rank %d failed: %s", n, dst,
+                     ERRSTR(rc));
+            return GV_ERR_IO;
+        }
+    }
+    return (req != NULL) ? flush_one(m, dst) : GV_OK;
+}
+
+static gv_status_t mpi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
+{
+    mpi_tl_t *m = tl->priv;
+
+    if (dst < 0)
+        return flush_all(m);
+    if (dst >= tl->size)
+        return GV_ERR_INVALID;
+    return flush_one(m, dst);
+}
+
+/* ---- init / fini --------------------------------------------------- */
+
+static gv_status_t win_open(mpi_tl_t *m, gv_tl_t *tl)
+{
+    ERRBUF;
+    MPI_Info info;
+    void    *base = NULL;
+    int      rc;
+
+    m->heap_size = tl->params.heap_size;
+    MPI_Info_create(&info);
+    /* Every rank's share has the same size and byte displacements. */
+    MPI_Info_set(info, "same_size", "true");
+    MPI_Info_set(info, "same_disp_unit", "true");
+    rc = MPI_Win_allocate((MPI_Aint)m->heap_size, 1, info, m->am_comm, &base,
+                          &m->win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        gv_info("mpi: MPI_Win_allocate of %zu bytes failed: %s",
+                m->heap_size, ERRSTR(rc));
+        return GV_ERR_NO_MEMORY;
+    }
+    MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN);
+    m->heap = base;
+    /* The heap starts zeroed on every transport; MPI does not promise it
+     * (only some window flavours come from fresh pages). Nobody can reach
+     * it yet: the epoch below opens before a barrier. */
+    memset(m->heap, 0, m->heap_size);
+    rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
+    if (rc != MPI_SUCCESS) {
+        gv_info("mpi: MPI_Win_lock_all failed: %s", ERRSTR(rc));
+        MPI_Win_free(&m->win);
+        return GV_ERR_IO;
+    }
+    m->have_win      = 1;
+    m->stage_first   = gv_calloc(1, sizeof(stage_chunk_t));
+    m->stage_cur     = m->stage_first;
+    m->stage_nchunks = 1;
+    m->dirty         = gv_calloc((size_t)tl->size, 1);
+    m->dirty_list    = gv_calloc((size_t)tl->size, sizeof(int));
+    return GV_OK;
+}
+
+static void win_close(mpi_tl_t *m)
+{
+    stage_chunk_t *c, *next;
+
+    if (!m->have_win)
+        return;
+    MPI_Win_flush_all(m->win);
+    MPI_Win_unlock_all(m->win);
+    MPI_Win_free(&m->win);
+    m->have_win = 0;
+    for (c = m->stage_first; c != NULL; c = next) {
+        next = c->next;
+        gv_free(c);
+    }
+    gv_free(m->dirty);
+    gv_free(m->dirty_list);
+}
+
+static void ring_close(mpi_tl_t *m)
+{
+    unsigned i;
+
+    if (m->ring_req == NULL)
+        return;
+    for (i = 0; i < m->nring; i++) {
+        if (m->ring_req[i] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Cancel(&m->ring_req[i]);
+        MPI_Wait(&m->ring_req[i], MPI_STATUS_IGNORE);
+    }
+}
+
+static void sends_close(mpi_tl_t *m)
+{
+    uint64_t deadline = gv__now_ns() + 1000000000ull;
+    unsigned i;
+
+    /* After the final barrier every message was handled, so these are
+     * complete or about to be; don't wait on a dead peer forever. */
+    while ((m->nact > 0) && (gv__now_ns() < deadline))
+        send_progress(m);
+    for (i = 0; i < m->nact; i++) {
+        /* Still in flight: let MPI finish it, and keep its buffer. */
+        MPI_Request_free(&m->act_req[i]);
+        m->act_slot[i]->buf   = NULL;
+        m->act_slot[i]->owned = NULL;
+    }
+    m->nact = 0;
+}
+
+static void held_close(mpi_tl_t *m, int size)
+{
+    int i;
+
+    for (i = 0; i < size; i++) {
+        held_t *h, *next;
+
+        for (h = m->peers[i].head; h != NULL; h = next) {
+            next = h->next;
+            if (h->req != MPI_REQUEST_NULL) {
+                MPI_Cancel(&h->req);
+                MPI_Wait(&h->req, MPI_STATUS_IGNORE);
+            }
+            gv_free(h->buf);
+            gv_free(h);
+        }
+    }
+}
+
+static void tl_free(mpi_tl_t *m, int size)
+{
+    unsigned i;
+
+    if (m->slots != NULL)
+        for (i = 0; i < m->nslots; i++)
+            gv_free(m->slots[i].buf);
+    held_close(m, size);
+    gv_free(m->spare_buf);
+    gv_free(m->slots);
+    gv_free(m->act_req);
+    gv_free(m->act_slot);
+    gv_free(m->done_idx);
+    gv_free(m->done_st);
+    gv_free(m->done_slot);
+    gv_free(m->ring_req);
+    gv_free(m->ring_mem);
+    gv_free(m->peers);
+    gv_free(m->held_peers);
+    if (m->data_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->data_comm);
+    if (m->am_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&m->am_comm);
+    gv_free(m);
+}
+
+static gv_status_t mpi_init(gv_tl_t *tl)
+{
+    ERRBUF;
+    MPI_Comm    boot_comm = gv__boot_mpi_comm();
+    mpi_tl_t   *m;
+    gv_status_t status;
+    MPI_Request breq;
+    unsigned    i;
+    int         rc;
+
+    if (boot_comm == MPI_COMM_NULL) {
+        const char *boot = (tl->boot != NULL) ? tl->boot->ops->name : "none";
+        int         asked = (strcmp(gv__env.TRANSPORT, "mpi") == 0);
+
+        if (strcmp(boot, "gvrun") == 0) {
+            if (asked)
+                gv_error("the mpi transport needs mpirun (or srun); gvrun "
+                         "ranks are not an MPI job");
+            else
+                gv_info("mpi: needs mpirun (or srun); gvrun ranks are not "
+                        "an MPI job");
+        } else if (asked) {
+            gv_error("the mpi transport bootstraps through MPI, but this "
+                     "job bootstrapped through %s", boot);
+        } else {
+            gv_info("mpi: only with GV_TRANSPORT=mpi (the job bootstrapped "
+                    "through %s)", boot);
+        }
+        return GV_ERR_UNSUPPORTED;
+    }
+
+    m            = gv_calloc(1, sizeof(*m));
+    m->am_comm   = MPI_COMM_NULL;
+    m->data_comm = MPI_COMM_NULL;
+    m->eager     = gv__env.MPI_EAGER;
+    m->nring     = (unsigned)gv__env.MPI_RECVS;
+    m->nslots    = (unsigned)gv__env.MPI_SENDS;
+    if (m->eager < sizeof(rts_t) + GV_TL_MAX_HDR)
+        m->eager = sizeof(rts_t) + GV_TL_MAX_HDR;
+    rc = MPI_Comm_dup(boot_comm, &m->am_comm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_dup(boot_comm, &m->data_comm);
+    if (rc != MPI_SUCCESS) {
+        gv_info("mpi: MPI_Comm_dup failed: %s", ERRSTR(rc));
+        status = GV_ERR_IO;
+        goto err_free;
+    }
+    MPI_Comm_set_errhandler(m->am_comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(m->data_comm, MPI_ERRORS_RETURN);
+
+    m->peers      = gv_calloc((size_t)tl->size, sizeof(*m->peers));
+    m->held_peers = gv_calloc((size_t)tl->size, sizeof(int));
+    m->slots      = gv_calloc(m->nslots, sizeof(*m->slots));
+    m->act_req    = gv_calloc(m->nslots, sizeof(MPI_Request));
+    m->act_slot   = gv_calloc(m->nslots, sizeof(send_slot_t *));
+    m->done_idx   = gv_calloc(m->nslots, sizeof(int));
+    m->done_st    = gv_calloc(m->nslots, sizeof(MPI_Status));
+    m->done_slot  = gv_calloc(m->nslots, sizeof(send_slot_t *));
+    for (i = m->nslots; i-- > 0;) {
+        m->slots[i].next_free = m->free_slots;
+        m->free_slots         = &m->slots[i];
+    }
+    m->nfree    = m->nslots;
+    m->ring_req = gv_malloc(m->nring * sizeof(MPI_Request));
+    m->ring_mem = gv_malloc((size_t)m->nring * m->eager);
+    for (i = 0; i < m->nring; i++)
+        m->ring_req[i] = MPI_REQUEST_NULL;
+    for (i = 0; i < m->nring; i++) {
+        status = ring_post(m, i);
+        if (status != GV_OK)
+            goto err_ring;
+    }
+
+    tl->priv            = m;
+    tl->attr.caps       = GV_TL_CAP_AM;
+    tl->attr.max_msg    = MPI_MAX_MSG;
+    tl->attr.max_inline = m->eager;
+    if (tl->params.heap_size > 0) {
+        status = win_open(m, tl);
+        if (status != GV_OK)
+            goto err_ring;
+        tl->attr.caps     |= GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64;
+        tl->attr.heap_base = m->heap;
+    }
+    /* Nobody touches a peer's window before every heap is zeroed. */
+    rc = MPI_Ibarrier(m->am_comm, &breq);
+    if (rc != MPI_SUCCESS) {
+        gv_info("mpi: barrier after init failed: %s", ERRSTR(rc));
+        status = GV_ERR_IO;
+        goto err_win;
+    }
+    status = gv__mpi_wait(&breq, "barrier after the window was made");
+    if (status != GV_OK)
+        goto err_win;
+    snprintf(tl->attr.detail, sizeof(tl->attr.detail),
+             "eager %zu B, %u receives posted, %u send slots, window %s",
+             m->eager, m->nring, m->nslots, m->have_win ? "yes" : "no");
+    gv_debug("mpi transport up: %s", tl->attr.detail);
+    return GV_OK;
+
+err_win:
+    win_close(m);
+err_ring:
+    ring_close(m);
+err_free:
+    tl->priv = NULL;
+    tl_free(m, tl->size);
+    return status;
+}
+
+static void mpi_fini(gv_tl_t *tl)
+{
+    mpi_tl_t *m = tl->priv;
+
+    if (m == NULL)
+        return;
+    if (m->rejected > 0)
+        gv_info("mpi: %llu malformed messages were rejected",
+                (unsigned long long)m->rejected);
+    win_close(m);
+    sends_close(m);
+    ring_close(m);
+    tl_free(m, tl->size);
+    tl->priv = NULL;
+}
+
+const gv_tl_ops_t gv_tl_mpi_ops = {
+    .version  = GV_TL_OPS_VERSION,
+    .name     = "mpi",
+    .init     = mpi_init,
+    .fini     = mpi_fini,
+    .progress = mpi_progress,
+    .am_send  = mpi_am_send,
+    .wait     = NULL,
+    .put      = mpi_put,
+    .get      = mpi_get,
+    .atomic64 = mpi_atomic64,
+    .flush    = mpi_flush,
+};
