@@ -7,6 +7,7 @@
 
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -174,6 +175,16 @@ gv_status_t gv__boot_mpi_init(gv_boot_t *boot)
         goto err_free;
     }
     if (!inited) {
+#if defined(OPEN_MPI) && (OMPI_MAJOR_VERSION == 4)
+        /* Open MPI 4.1's osc/rdma over btl/vader with CMA single-copy
+         * dereferences a peer's window address locally and crashes (seen
+         * with 4.1.4 on put, get and compare-and-swap in plain MPI
+         * programs). Unless the user picked osc components (mpirun --mca
+         * osc ... sets this variable), leave rdma out: osc/sm serves a
+         * window within a node, osc/ucx or osc/pt2pt across nodes. */
+        if (getenv("OMPI_MCA_osc") == NULL)
+            setenv("OMPI_MCA_osc", "^rdma", 0);
+#endif
         /* One thread per rank calls MPI, always the same one. */
         rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
         if (rc != MPI_SUCCESS) {
