@@ -1,0 +1,188 @@
+# Grapevine: the whole build. `make`, `make test`, `make perf`, `make info`,
+# `make install PREFIX=...`. Backends are detected; force one off with UCX=0.
+BUILD   ?= build
+PREFIX  ?= /usr/local
+CC      ?= cc
+OPT     ?= -O2 -g
+UNAME_M := $(shell uname -m)
+
+have_pc = $(shell pkg-config --exists $(1) 2>/dev/null && echo 1 || echo 0)
+HWLOC ?= $(call have_pc,hwloc)
+UCX   ?= $(if $(wildcard transports/ucx.c),$(call have_pc,ucx),0)
+OFI   ?= $(if $(wildcard transports/ofi.c),$(call have_pc,libfabric),0)
+MPI   ?= $(if $(wildcard transports/mpi.c),$(call have_pc,ompi-c),0)
+TCP   := $(if $(wildcard transports/tcp.c),1,0)
+SHM   := $(if $(wildcard transports/shm.c),1,0)
+PMIX  ?= $(call have_pc,pmix)
+CRITERION ?= $(call have_pc,criterion)
+FUZZ_CC   ?= $(shell command -v clang >/dev/null 2>&1 && echo clang)
+
+WARN    := -Wall -Wextra -Wundef -Wstrict-prototypes -Wshadow -Wno-unused-parameter
+CFLAGS  += -DGV_VERSION=\"$(shell cat VERSION)\"
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) -fPIC -MMD -MP -pthread
+CFLAGS  += -Iinclude -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
+           -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX) \
+           -DGV_HAVE_TCP=$(TCP) -DGV_HAVE_SHM=$(SHM)
+LDLIBS  += -pthread -lm -lrt
+
+PKGS :=
+ifeq ($(HWLOC),1)
+PKGS += hwloc
+endif
+ifeq ($(UCX),1)
+PKGS += ucx
+endif
+ifeq ($(OFI),1)
+PKGS += libfabric
+endif
+ifeq ($(MPI),1)
+PKGS += ompi-c
+endif
+ifeq ($(PMIX),1)
+PKGS += pmix
+endif
+ifneq ($(strip $(PKGS)),)
+CFLAGS += $(shell pkg-config --cflags $(PKGS))
+LDLIBS += $(shell pkg-config --libs $(PKGS))
+endif
+
+# Library sources: every .c in the layer folders, minus tools and backends
+# that are switched off. Programs with a main() live in core/tools/.
+TOOLS    := gvrun gvinfo
+LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c)
+LIB_SRCS += $(wildcard frameworks/*/*.c)
+ifneq ($(UCX),1)
+LIB_SRCS := $(filter-out transports/ucx.c,$(LIB_SRCS))
+endif
+ifneq ($(OFI),1)
+LIB_SRCS := $(filter-out transports/ofi.c,$(LIB_SRCS))
+endif
+ifneq ($(MPI),1)
+LIB_SRCS := $(filter-out transports/mpi.c core/boot_mpi.c,$(LIB_SRCS))
+endif
+ifneq ($(PMIX),1)
+LIB_SRCS := $(filter-out core/boot_pmix.c,$(LIB_SRCS))
+endif
+ASM_SRCS := $(wildcard tasking/arch/ctx_$(patsubst arm64,aarch64,$(UNAME_M)).S)
+ifneq ($(ASM_SRCS),)
+CFLAGS += -DGV_HAVE_CTX_ASM=1
+else
+CFLAGS += -DGV_HAVE_CTX_ASM=0
+endif
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(ASM_SRCS:%.S=$(BUILD)/obj/%.o)
+LIB_A    := $(BUILD)/lib/libgrapevine.a
+LIB_SO   := $(BUILD)/lib/libgrapevine.so
+BINS     := $(TOOLS:%=$(BUILD)/bin/%)
+PERF_SRCS := $(wildcard perf/*.c)
+PERFS    := $(PERF_SRCS:perf/%.c=$(BUILD)/perf/%)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNITS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+MR_SRCS  := $(wildcard tests/multirank/mr_*.c)
+MRS      := $(MR_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
+DRIVER_SRCS := $(wildcard tests/multirank/driver*.c)
+DRIVERS  := $(DRIVER_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
+# C++ references (Boost.Context) for perf/, built when Boost is there.
+BOOST_CTX ?= $(shell test -e /usr/include/boost/context/continuation.hpp && echo 1 || echo 0)
+PERF_CXX_SRCS := $(if $(filter 1,$(BOOST_CTX)),$(wildcard perf/*.cpp))
+PERFS_CXX := $(PERF_CXX_SRCS:perf/%.cpp=$(BUILD)/perf/%)
+CXX ?= c++
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+
+ifndef V
+QUIET_CC   = @printf '  CC    %s\n' $@;
+QUIET_LINK = @printf '  LINK  %s\n' $@;
+QUIET_AR   = @printf '  AR    %s\n' $@;
+endif
+
+.PHONY: all lib tools perf tests test test-unit test-multirank fuzz info demo \
+        install clean
+all: lib tools perf tests $(EXAMPLES)
+lib: $(LIB_A) $(LIB_SO)
+tools: $(BINS)
+perf: $(PERFS) $(PERFS_CXX)
+tests: $(MRS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS))
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
+$(BUILD)/obj/%.o: %.S
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(QUIET_AR)$(AR) rcs $@ $^
+$(LIB_SO): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) -shared -o $@ $^ $(LDLIBS)
+
+# Programs link the static library so that they run from the build tree.
+$(BUILD)/bin/%: core/tools/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+$(BUILD)/perf/%: perf/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+$(BUILD)/examples/%: examples/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
+$(BUILD)/tests/multirank/mr_%: tests/multirank/mr_%.c tests/multirank/mr.h $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+$(BUILD)/perf/%: perf/%.cpp
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CXX) -O2 -g -Wall -Wextra -o $@ $< -lboost_context
+$(BUILD)/tests/multirank/driver%: tests/multirank/driver%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -DGV_BUILD_DIR='"$(BUILD)"' -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
+
+# The test command: unit tests, then every multi-rank test over every built
+# transport. Criterion forks each test; the driver puts a time limit on each.
+test: all
+	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
+	@set -e; for t in $(UNITS); do echo "== $$t"; $$t --jobs 2 $(TEST_ARGS); done
+	@set -e; for d in $(DRIVERS); do echo "== $$d"; $$d --jobs 1 $(TEST_ARGS); done
+	@$(MAKE) --no-print-directory fuzz-run
+
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_SECONDS ?= 20
+fuzz-run:
+ifneq ($(FUZZ_CC),)
+	@set -e; for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+	  mkdir -p $(BUILD)/fuzz; \
+	  $(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -I. \
+	    -DGV_HAVE_HWLOC=0 -DGV_HAVE_UCX=0 -DGV_HAVE_OFI=0 -DGV_HAVE_MPI=0 -DGV_HAVE_PMIX=0 \
+	    -DGV_FUZZING=1 -o $(BUILD)/fuzz/$$n $$f; \
+	  echo "== fuzz $$n for $(FUZZ_SECONDS)s"; \
+	  $(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=0 2>&1 | tail -2; done
+else
+	@echo "== fuzz: skipped (no clang: apt-get install clang)"
+endif
+
+info: tools
+	$(BUILD)/bin/gvinfo -c -t
+
+demo: all
+	$(BUILD)/bin/gvrun -n 2 $(BUILD)/perf/pingpong
+
+PC_LIBS := $(LDLIBS)
+install: lib tools
+	install -d $(DESTDIR)$(PREFIX)/include/grapevine $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/grapevine/*.h $(DESTDIR)$(PREFIX)/include/grapevine/
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
+	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

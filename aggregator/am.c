@@ -1,0 +1,831 @@
+/* Active messages: the handler table, per-destination send queues with
+ * aggregation, fragmentation of large messages, checked unpacking and
+ * dispatch, messages to self, and the quiescence barrier.
+ *
+ * Every message to a rank goes through that rank's FIFO queue of transport
+ * messages, so per-pair order holds whatever the path: an open batch is
+ * the queue's tail while it fills; a message too large for a batch closes
+ * it and queues behind it. SPDX-License-Identifier: BSD-3-Clause */
+#include "aggregator/am_internal.h"
+#include "aggregator/wire.h"
+
+#include <stdio.h>
+
+#define SEND_BACKLOG_MAX 4   /* queued transport messages per destination
+                                before a sender outside a handler waits */
+#define REJECT_LOG_MAX   10  /* log this many rejections, then count only */
+
+typedef struct out_msg {
+    struct out_msg *next;
+    gv_req_t        req;      /* for GV_INPROGRESS completions */
+    uint8_t         hdr[sizeof(gv_wire_frag_t)];
+    uint8_t         hdr_len;
+    uint8_t         is_batch; /* buf is an AGG_BYTES buffer to recycle */
+    int             dst;
+    size_t          len;      /* bytes of data to send after hdr */
+    size_t          nrec;     /* records in a batch */
+    uint8_t        *data;
+} out_msg_t;
+
+typedef struct {
+    out_msg_t *head, *tail;  /* not yet accepted by the transport */
+    out_msg_t *open;         /* open batch (== tail) or NULL */
+    uint64_t   open_ns;      /* when its first record went in */
+    unsigned   queued;       /* messages in the queue, open batch included */
+    int        backlogged;   /* in the backlog list */
+    int        dirty;        /* in the open list */
+    /* reassembly of fragmented messages from this rank */
+    uint8_t   *frag_buf;
+    uint32_t   frag_total, frag_got;
+    uint16_t   frag_id;
+} peer_t;
+
+typedef struct {
+    gv_am_handler_fn_t fn;
+    void              *arg;
+} handler_t;
+
+/* Barrier waves: a reduction up a binary tree, a broadcast down. */
+enum { CTRL_UP = 1, CTRL_DOWN = 2 };
+typedef struct {
+    uint32_t wave;
+    uint32_t pad;
+    uint64_t vals[2];
+} ctrl_msg_t;
+typedef struct {
+    int      nup, down;
+    uint64_t sum[2];
+    uint64_t result[2];
+} wave_slot_t;
+
+static struct {
+    gv_tl_t      *tl;
+    int           rank, size;
+    int           aggregate;
+    size_t        agg_bytes;      /* records bytes per batch */
+    size_t        batch_max_rec;  /* larger payloads travel on their own */
+    uint64_t      timeout_ns;
+    size_t        max_msg;        /* transport's, minus nothing */
+    size_t        max_inline;
+    handler_t     handlers[GV_AM_MAX_HANDLERS];
+    unsigned      nhandlers;
+    peer_t       *peers;
+    int          *backlog;        /* ranks with messages the tl refused */
+    int           nbacklog;
+    int          *openlist;       /* ranks with an open batch */
+    int           nopen;
+    out_msg_t    *free_batches;
+    unsigned      nfree_batches;
+    unsigned      in_handler;
+    uint64_t      sent_count, handled_count; /* for quiescence */
+    /* messages to self: a byte FIFO of batch records */
+    uint8_t      *self_buf;
+    size_t        self_len, self_cap;
+    /* barrier */
+    uint32_t      wave;
+    wave_slot_t   slot[2];
+    gv_am_stats_t stats;
+    unsigned      rejects_logged;
+} am;
+
+/* ---- buffers ---------------------------------------------------------- */
+
+static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
+{
+    out_msg_t *m;
+
+    if (is_batch && (am.free_batches != NULL)) {
+        m               = am.free_batches;
+        am.free_batches = m->next;
+        am.nfree_batches--;
+    } else {
+        m       = gv_malloc(sizeof(*m) + data_cap);
+        m->data = (uint8_t *)(m + 1);
+    }
+    m->next     = NULL;
+    m->is_batch = (uint8_t)is_batch;
+    m->dst      = dst;
+    m->len      = 0;
+    m->nrec     = 0;
+    m->hdr_len  = sizeof(gv_wire_hdr_t);
+    return m;
+}
+
+static void msg_free(out_msg_t *m)
+{
+    if (m->is_batch && (am.nfree_batches < 64)) {
+        m->next         = am.free_batches;
+        am.free_batches = m;
+        am.nfree_batches++;
+        return;
+    }
+    gv_free(m);
+}
+
+static void msg_sent_cb(gv_req_t *req, gv_status_t status)
+{
+    out_msg_t *m = req->arg;
+
+    if ((status != GV_OK) && !gv__ctx.finalizing)
+        gv__peer_failed(m->dst, "send failed: %s", gv_status_str(status));
+    msg_free(m);
+}
+
+static void set_hdr(out_msg_t *m, uint8_t type, uint16_t id)
+{
+    gv_wire_hdr_t h = {type, 0, id, (uint32_t)m->len};
+    memcpy(m->hdr, &h, sizeof(h));
+}
+
+/* ---- queues ----------------------------------------------------------- */
+
+static void enqueue(peer_t *p, out_msg_t *m)
+{
+    if (p->tail != NULL)
+        p->tail->next = m;
+    else
+        p->head = m;
+    p->tail = m;
+    p->queued++;
+}
+
+static void close_open(peer_t *p)
+{
+    out_msg_t *m = p->open;
+
+    if (m == NULL)
+        return;
+    set_hdr(m, GV_WIRE_BATCH, 0);
+    p->open = NULL;
+}
+
+/* Hand queued messages to the transport until it refuses one. */
+static void ship(int dst)
+{
+    peer_t     *p = &am.peers[dst];
+    out_msg_t  *m;
+    gv_status_t status;
+
+    while (((m = p->head) != NULL) && (m != p->open)) {
+        m->req.cb  = msg_sent_cb;
+        m->req.arg = m;
+        status = am.tl->ops->am_send(am.tl, dst, m->hdr, m->hdr_len, m->data,
+                                     m->len, &m->req);
+        if (status == GV_ERR_NO_RESOURCE) {
+            if (!p->backlogged) {
+                p->backlogged              = 1;
+                am.backlog[am.nbacklog++] = dst;
+            }
+            return;
+        }
+        p->head = m->next;
+        if (p->head == NULL)
+            p->tail = NULL;
+        p->queued--;
+        am.stats.tl_msgs_sent++;
+        am.stats.tl_bytes_sent += m->hdr_len + m->len;
+        if (status == GV_OK) {
+            msg_free(m);
+        } else if (status != GV_INPROGRESS) {
+            if (!gv__ctx.finalizing)
+                gv__peer_failed(dst, "send failed: %s",
+                                gv_status_str(status));
+            msg_free(m);
+        }
+    }
+}
+
+static void remove_open(int dst)
+{
+    int i;
+    for (i = 0; i < am.nopen; i++) {
+        if (am.openlist[i] == dst) {
+            am.openlist[i] = am.openlist[--am.nopen];
+            break;
+        }
+    }
+    am.peers[dst].dirty = 0;
+}
+
+static void flush_peer(int dst, uint64_t *reason_counter)
+{
+    peer_t *p = &am.peers[dst];
+
+    if (p->open != NULL) {
+        close_open(p);
+        (*reason_counter)++;
+    }
+    if (p->dirty)
+        remove_open(dst);
+    ship(dst);
+}
+
+/* Outside handlers, a sender whose queue to dst grew long progresses until
+ * the transport took enough: memory held per destination stays bounded. */
+static void drain_to(int dst, unsigned limit)
+{
+    peer_t     *p = &am.peers[dst];
+    gv_waiter_t w;
+
+    if ((p->queued <= limit) || (am.in_handler > 0))
+        return;
+    am.stats.credit_stalls++;
+    gv__wait_begin_send(&w);
+    while (p->queued > limit) {
+        ship(dst);
+        if (p->queued > limit)
+            gv__wait_poll(&w);
+    }
+}
+
+/* ---- receive ---------------------------------------------------------- */
+
+static void reject(int src, const char *why)
+{
+    am.stats.rejected++;
+    if (am.rejects_logged++ < REJECT_LOG_MAX)
+        gv_warn("rejected a message from rank %d: %s", src, why);
+}
+
+static void dispatch(int src, uint16_t id, const void *payload, size_t len)
+{
+    handler_t *h;
+
+    /* Counted as handled even when rejected, so that quiescence still
+     * terminates: the message arrived, it is just not run. */
+    am.handled_count++;
+    if (id >= am.nhandlers) {
+        reject(src, "unknown handler id");
+        return;
+    }
+    h = &am.handlers[id];
+    am.stats.msgs_recv++;
+    am.stats.bytes_recv += len;
+    am.in_handler++;
+    h->fn(src, payload, len, h->arg);
+    am.in_handler--;
+}
+
+static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len);
+
+static void recv_frag(int src, const uint8_t *data, size_t len)
+{
+    peer_t        *p = &am.peers[src];
+    gv_wire_frag_t f;
+
+    if (len < sizeof(f)) {
+        reject(src, "truncated fragment header");
+        goto broken;
+    }
+    memcpy(&f, data, sizeof(f));
+    if (f.h.len != len - sizeof(f) || f.total > GV_WIRE_MAX_PAYLOAD ||
+        f.offset > f.total || f.h.len > f.total - f.offset) {
+        reject(src, "fragment lengths do not add up");
+        goto broken;
+    }
+    if (f.offset == 0) {
+        if (p->frag_buf != NULL) {
+            reject(src, "new fragmented message before the last ended");
+            goto broken;
+        }
+        p->frag_buf   = gv_malloc(f.total);
+        p->frag_total = f.total;
+        p->frag_got   = 0;
+        p->frag_id    = f.h.id;
+    } else if ((p->frag_buf == NULL) || (f.offset != p->frag_got) ||
+               (f.total != p->frag_total) || (f.h.id != p->frag_id)) {
+        reject(src, "fragment out of sequence");
+        goto broken;
+    }
+    memcpy(p->frag_buf + f.offset, data + sizeof(f), f.h.len);
+    p->frag_got += f.h.len;
+    if (p->frag_got == p->frag_total) {
+        uint8_t *buf = p->frag_buf;
+        p->frag_buf  = NULL;
+        dispatch(src, p->frag_id, buf, p->frag_total);
+        gv_free(buf);
+    }
+    return;
+broken:
+    gv__peer_failed(src, "malformed fragment stream");
+}
+
+/* The transport's receive callback. Nothing here trusts the bytes. */
+static void am_recv(void *arg, int src, const void *data, size_t len)
+{
+    const uint8_t   *d = data;
+    gv_wire_hdr_t    h;
+    gv_wire_cursor_t c;
+    const uint8_t   *payload;
+    const char      *why = NULL;
+    uint16_t         id;
+    size_t           plen;
+    int              rc;
+
+    if ((src < 0) || (src >= am.size)) {
+        reject(src, "source rank out of range");
+        return;
+    }
+    am.stats.tl_msgs_recv++;
+    am.stats.tl_bytes_recv += len;
+    if (len < sizeof(h)) {
+        reject(src, "message shorter than its header");
+        gv__peer_failed(src, "malformed message");
+        return;
+    }
+    memcpy(&h, d, sizeof(h));
+    if ((h.type != GV_WIRE_FRAG) && (h.len != len - sizeof(h))) {
+        reject(src, "header length disagrees with the message length");
+        gv__peer_failed(src, "malformed message");
+        return;
+    }
+    switch (h.type) {
+    case GV_WIRE_AM:
+        dispatch(src, h.id, d + sizeof(h), h.len);
+        return;
+    case GV_WIRE_BATCH:
+        c.p   = d + sizeof(h);
+        c.end = d + len;
+        while ((rc = gv_wire_rec_next(&c, &id, &payload, &plen, &why)) ==
+               GV_WIRE_REC_OK)
+            dispatch(src, id, payload, plen);
+        if (rc == GV_WIRE_REC_BAD) {
+            reject(src, why);
+            gv__peer_failed(src, "malformed batch: %s", why);
+        }
+        return;
+    case GV_WIRE_FRAG:
+        recv_frag(src, d, len);
+        return;
+    case GV_WIRE_CTRL:
+        ctrl_recv(src, h.id, d + sizeof(h), h.len);
+        return;
+    default:
+        reject(src, "unknown message type");
+        gv__peer_failed(src, "malformed message (type %u)", h.type);
+    }
+}
+
+/* ---- send ------------------------------------------------------------- */
+
+static void self_push(gv_am_id_t id, const void *payload, size_t len)
+{
+    size_t need = gv_wire_rec_size(len);
+
+    if (am.self_len + need > am.self_cap) {
+        am.self_cap = (am.self_cap * 2 > am.self_len + need)
+                          ? am.self_cap * 2 : am.self_len + need + 4096;
+        am.self_buf = gv_realloc(am.self_buf, am.self_cap);
+    }
+    am.self_len += gv_wire_rec_put(am.self_buf + am.self_len, id, payload,
+                                   len);
+}
+
+/* Deliver messages to self that were queued before this call. */
+static unsigned self_drain(void)
+{
+    gv_wire_cursor_t c;
+    const uint8_t   *payload;
+    const char      *why;
+    uint8_t         *buf;
+    size_t           len, plen;
+    uint16_t         id;
+    unsigned         n = 0;
+
+    if (am.self_len == 0)
+        return 0;
+    /* Handlers may send to self again: take the current batch away. */
+    buf         = am.self_buf;
+    len         = am.self_len;
+    am.self_buf = NULL;
+    am.self_len = 0;
+    am.self_cap = 0;
+    c.p         = buf;
+    c.end       = buf + len;
+    while (gv_wire_rec_next(&c, &id, &payload, &plen, &why) ==
+           GV_WIRE_REC_OK) {
+        dispatch(am.rank, id, payload, plen);
+        n++;
+    }
+    if (am.self_buf == NULL) { /* keep the buffer if nobody made one */
+        am.self_buf = buf;
+        am.self_cap = len;
+    } else {
+        gv_free(buf);
+    }
+    return n;
+}
+
+/* Try to hand one message straight to the transport, without a copy:
+ * only when nothing is queued before it and the transport promised to
+ * copy messages this small (max_inline). Outside handlers it waits for
+ * send resources; inside one it gives up and the caller queues a copy. */
+static int send_direct(int dst, const void *hdr, size_t hdr_len,
+                       const void *payload, size_t len)
+{
+    gv_waiter_t w;
+    gv_status_t status;
+
+    if ((am.peers[dst].head != NULL) || (hdr_len + len > am.max_inline))
+        return 0;
+    gv__wait_begin_send(&w);
+    for (;;) {
+        status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
+                                     NULL);
+        if (status == GV_OK) {
+            am.stats.tl_msgs_sent++;
+            am.stats.tl_bytes_sent += hdr_len + len;
+            return 1;
+        }
+        if (status != GV_ERR_NO_RESOURCE) {
+            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+            return 1;
+        }
+        if ((am.in_handler > 0) || (am.peers[dst].head != NULL))
+            return 0;
+        gv__wait_poll(&w);
+    }
+}
+
+static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
+                       size_t len)
+{
+    peer_t *p     = &am.peers[dst];
+    size_t  chunk = am.max_msg - sizeof(gv_wire_frag_t);
+    size_t  off   = 0;
+
+    do {
+        size_t         n = (len - off < chunk) ? len - off : chunk;
+        gv_wire_frag_t f = {{GV_WIRE_FRAG, 0, id, (uint32_t)n},
+                            (uint32_t)len, (uint32_t)off};
+        out_msg_t     *m;
+
+        if (!send_direct(dst, &f, sizeof(f), payload + off, n)) {
+            m = msg_new(dst, n, 0);
+            memcpy(m->hdr, &f, sizeof(f));
+            m->hdr_len = sizeof(f);
+            m->len     = n;
+            memcpy(m->data, payload + off, n);
+            enqueue(p, m);
+            ship(dst);
+            drain_to(dst, SEND_BACKLOG_MAX);
+        }
+        off += n;
+    } while (off < len);
+}
+
+gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
+                       size_t len)
+{
+    peer_t    *p;
+    out_msg_t *m;
+    size_t     rec;
+
+    if ((dst < 0) || (dst >= am.size) || (id >= am.nhandlers) ||
+        (len > GV_WIRE_MAX_PAYLOAD) || ((payload == NULL) && (len > 0))) {
+        gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
+                 "bytes (at most %u)", dst, am.size, id, am.nhandlers, len,
+                 GV_WIRE_MAX_PAYLOAD);
+        return GV_ERR_INVALID;
+    }
+    am.sent_count++;
+    am.stats.msgs_sent++;
+    am.stats.bytes_sent += len;
+    if (dst == am.rank) {
+        self_push(id, payload, len);
+        return GV_OK;
+    }
+    p   = &am.peers[dst];
+    rec = gv_wire_rec_size(len);
+    if (am.aggregate && (rec <= am.batch_max_rec)) {
+        m = p->open;
+        if ((m != NULL) && (m->len + rec > am.agg_bytes)) {
+            close_open(p);
+            am.stats.flush_full++;
+            ship(dst);
+            m = NULL;
+        }
+        if (m == NULL) {
+            m       = msg_new(dst, am.agg_bytes, 1);
+            p->open = m;
+            enqueue(p, m);
+            p->open_ns = gv__now_ns();
+            if (!p->dirty) {
+                p->dirty                = 1;
+                am.openlist[am.nopen++] = dst;
+            }
+        }
+        m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
+        m->nrec++;
+        if (m->len + gv_wire_rec_size(0) > am.agg_bytes) {
+            close_open(p);
+            am.stats.flush_full++;
+            remove_open(dst);
+            ship(dst);
+        }
+        drain_to(dst, SEND_BACKLOG_MAX);
+        return GV_OK;
+    }
+    /* On its own: close the open batch first so that order holds. */
+    if (p->open != NULL) {
+        close_open(p);
+        remove_open(dst);
+        ship(dst);
+    }
+    if (sizeof(gv_wire_hdr_t) + len > am.max_msg) {
+        send_large(dst, id, payload, len);
+        return GV_OK;
+    }
+    {
+        gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
+        if (send_direct(dst, &h, sizeof(h), payload, len))
+            return GV_OK;
+    }
+    m      = msg_new(dst, len, 0);
+    m->len = len;
+    if (len > 0)
+        memcpy(m->data, payload, len);
+    set_hdr(m, GV_WIRE_AM, id);
+    enqueue(p, m);
+    ship(dst);
+    drain_to(dst, SEND_BACKLOG_MAX);
+    return GV_OK;
+}
+
+void gv_flush(void)
+{
+    while (am.nopen > 0)
+        flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_explicit);
+}
+
+void gv__am_idle(void)
+{
+    while (am.nopen > 0)
+        flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_idle);
+}
+
+unsigned gv__am_progress(void)
+{
+    unsigned n = self_drain();
+    int      i;
+
+    /* Retry what the transport refused before. */
+    for (i = 0; i < am.nbacklog;) {
+        int dst = am.backlog[i];
+        ship(dst);
+        if (am.peers[dst].head == NULL ||
+            am.peers[dst].head == am.peers[dst].open) {
+            am.peers[dst].backlogged = 0;
+            am.backlog[i]            = am.backlog[--am.nbacklog];
+            n++;
+        } else {
+            i++;
+        }
+    }
+    if (am.nopen > 0) {
+        uint64_t now = gv__now_ns();
+        for (i = 0; i < am.nopen;) {
+            int dst = am.openlist[i];
+            if (now - am.peers[dst].open_ns >= am.timeout_ns) {
+                flush_peer(dst, &am.stats.flush_timeout);
+                n++;
+            } else {
+                i++;
+            }
+        }
+    }
+    return n;
+}
+
+/* ---- barrier ---------------------------------------------------------- */
+
+static void ctrl_send(int dst, uint16_t op, const ctrl_msg_t *c)
+{
+    out_msg_t *m = msg_new(dst, sizeof(*c), 0);
+
+    m->len = sizeof(*c);
+    memcpy(m->data, c, sizeof(*c));
+    set_hdr(m, GV_WIRE_CTRL, op);
+    enqueue(&am.peers[dst], m);
+    ship(dst);
+}
+
+static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len)
+{
+    ctrl_msg_t   c;
+    wave_slot_t *s;
+    int          parent = (am.rank - 1) / 2;
+
+    if (len != sizeof(c)) {
+        reject(src, "control message of the wrong size");
+        gv__peer_failed(src, "malformed control message");
+        return;
+    }
+    memcpy(&c, p, sizeof(c));
+    s = &am.slot[c.wave & 1];
+    if ((op == CTRL_UP) && ((src - 1) / 2 == am.rank) && (src != am.rank) &&
+        ((c.wave == am.wave) || (c.wave == am.wave + 1))) {
+        s->nup++;
+        s->sum[0] += c.vals[0];
+        s->sum[1] += c.vals[1];
+    } else if ((op == CTRL_DOWN) && (src == parent) && (am.rank != 0) &&
+               (c.wave == am.wave)) {
+        s->down      = 1;
+        s->result[0] = c.vals[0];
+        s->result[1] = c.vals[1];
+    } else {
+        reject(src, "unexpected barrier message");
+        gv__peer_failed(src, "unexpected barrier message (op %u, wave %u, "
+                        "mine %u)", op, c.wave, am.wave);
+    }
+}
+
+static int wave_children_in(void *arg)
+{
+    wave_slot_t *s = arg;
+    int          nchild = 0, c;
+
+    for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
+        nchild++;
+    return s->nup == nchild;
+}
+
+static int wave_down_in(void *arg)
+{
+    return ((wave_slot_t *)arg)->down;
+}
+
+/* Sum two counters over all ranks. */
+static void allreduce2(uint64_t v0, uint64_t v1, uint64_t *out)
+{
+    wave_slot_t *s;
+    ctrl_msg_t   c;
+    int          ch;
+
+    am.wave++;
+    s = &am.slot[am.wave & 1];
+    gv_wait(wave_children_in, s);
+    c.wave    = am.wave;
+    c.pad     = 0;
+    c.vals[0] = s->sum[0] + v0;
+    c.vals[1] = s->sum[1] + v1;
+    if (am.rank != 0) {
+        ctrl_send((am.rank - 1) / 2, CTRL_UP, &c);
+        gv_wait(wave_down_in, s);
+        c.vals[0] = s->result[0];
+        c.vals[1] = s->result[1];
+    }
+    for (ch = 2 * am.rank + 1; (ch <= 2 * am.rank + 2) && (ch < am.size);
+         ch++)
+        ctrl_send(ch, CTRL_DOWN, &c);
+    out[0] = c.vals[0];
+    out[1] = c.vals[1];
+    memset(s, 0, sizeof(*s));
+}
+
+/* Quiescence by counting: every message is counted when sent and when
+ * handled; the job is quiet when two consecutive waves find the global sums
+ * equal and unchanged (the four-counter method), since a message in flight
+ * between the waves would have changed one of them. */
+void gv_barrier(void)
+{
+    uint64_t prev[2] = {UINT64_MAX, UINT64_MAX - 1}, cur[2];
+
+    if (am.in_handler > 0)
+        gv_fatal("gv_barrier called from inside an active-message handler");
+    for (;;) {
+        gv_flush();
+        /* Handle our own messages before counting them. */
+        while (self_drain() > 0)
+            ;
+        allreduce2(am.sent_count, am.handled_count, cur);
+        if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
+            break;
+        prev[0] = cur[0];
+        prev[1] = cur[1];
+    }
+}
+
+/* ---- registration, setup, stats --------------------------------------- */
+
+gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p)
+{
+    if ((fn == NULL) || (id_p == NULL)) {
+        gv_error("gv_am_register: handler and id pointer must not be NULL");
+        return GV_ERR_INVALID;
+    }
+    if (am.nhandlers >= GV_AM_MAX_HANDLERS) {
+        gv_error("gv_am_register: all %d handler ids are taken",
+                 GV_AM_MAX_HANDLERS);
+        return GV_ERR_NO_RESOURCE;
+    }
+    am.handlers[am.nhandlers].fn  = fn;
+    am.handlers[am.nhandlers].arg = arg;
+    *id_p                         = (gv_am_id_t)am.nhandlers++;
+    return GV_OK;
+}
+
+size_t gv_am_max_payload(void)
+{
+    return GV_WIRE_MAX_PAYLOAD;
+}
+
+void gv__am_params(gv_tl_params_t *params)
+{
+    params->recv_cb  = am_recv;
+    params->recv_arg = NULL;
+}
+
+gv_status_t gv__am_start(gv_tl_t *tl)
+{
+    am.tl         = tl;
+    am.rank       = tl->rank;
+    am.size       = tl->size;
+    am.aggregate  = gv__env.AGGREGATE;
+    am.max_msg    = tl->attr.max_msg;
+    am.max_inline = tl->attr.max_inline;
+    if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {
+        gv_error("transport %s takes messages of at most %zu bytes; the AM "
+                 "layer needs 256", tl->ops->name, am.max_msg);
+        return GV_ERR_UNSUPPORTED;
+    }
+    /* A batch must fit one transport message. */
+    am.agg_bytes = gv__env.AGG_BYTES;
+    if (am.agg_bytes > am.max_msg - sizeof(gv_wire_hdr_t)) {
+        gv_info("GV_AGG_BYTES %zu is more than transport %s carries in one "
+                "message; using %zu", am.agg_bytes, tl->ops->name,
+                am.max_msg - sizeof(gv_wire_hdr_t));
+        am.agg_bytes = am.max_msg - sizeof(gv_wire_hdr_t);
+    }
+    am.batch_max_rec = am.agg_bytes / 4;
+    am.timeout_ns    = gv__env.AGG_TIMEOUT_US * 1000ull;
+    am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
+    am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
+    am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
+    return GV_OK;
+}
+
+void gv__am_fini(void)
+{
+    int        i;
+    out_msg_t *m;
+
+    for (i = 0; i < am.size; i++) {
+        while ((m = am.peers[i].head) != NULL) {
+            am.peers[i].head = m->next;
+            msg_free(m);
+        }
+        gv_free(am.peers[i].frag_buf);
+    }
+    while ((m = am.free_batches) != NULL) {
+        am.free_batches = m->next;
+        gv_free(m);
+    }
+    am.nfree_batches = 0;
+    gv_free(am.peers);
+    gv_free(am.backlog);
+    gv_free(am.openlist);
+    gv_free(am.self_buf);
+    am.peers    = NULL;
+    am.self_buf = NULL;
+    am.self_len = am.self_cap = 0;
+}
+
+size_t gv__am_memory_bound(void)
+{
+    return (size_t)am.size * (SEND_BACKLOG_MAX + 1) * am.agg_bytes;
+}
+
+void gv_am_stats(gv_am_stats_t *stats_p)
+{
+    *stats_p = am.stats;
+}
+
+void gv__am_stats_print(void)
+{
+    gv_am_stats_t *s     = &am.stats;
+    uint64_t       ships = s->flush_full + s->flush_timeout + s->flush_idle +
+                     s->flush_explicit;
+
+    fprintf(stderr,
+            "[%04d] STATS am: sent %llu msgs %llu B; recv %llu msgs %llu B; "
+            "tl sent %llu msgs %llu B (avg %.1f B); tl recv %llu msgs %llu "
+            "B; batches full %llu timeout %llu idle %llu explicit %llu "
+            "(avg %.1f msgs/batch); stalls %llu; rejected %llu\n",
+            am.rank, (unsigned long long)s->msgs_sent,
+            (unsigned long long)s->bytes_sent,
+            (unsigned long long)s->msgs_recv,
+            (unsigned long long)s->bytes_recv,
+            (unsigned long long)s->tl_msgs_sent,
+            (unsigned long long)s->tl_bytes_sent,
+            s->tl_msgs_sent ? (double)s->tl_bytes_sent / s->tl_msgs_sent : 0.,
+            (unsigned long long)s->tl_msgs_recv,
+            (unsigned long long)s->tl_bytes_recv,
+            (unsigned long long)s->flush_full,
+            (unsigned long long)s->flush_timeout,
+            (unsigned long long)s->flush_idle,
+            (unsigned long long)s->flush_explicit,
+            ships ? (double)s->msgs_sent / (double)ships : 0.,
+            (unsigned long long)s->credit_stalls,
+            (unsigned long long)s->rejected);
+}

@@ -1,0 +1,24 @@
+/* Internal interface of the active-message layer for gv_init/gv_finalize
+ * and the layers above. SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GV_AGGREGATOR_AM_INTERNAL_H
+#define GV_AGGREGATOR_AM_INTERNAL_H
+
+#include "transports/transport.h"
+#include <grapevine/am.h>
+
+/* Before the transport opens: the receive callback to give it. */
+void        gv__am_params(gv_tl_params_t *params);
+/* After the transport opened. */
+gv_status_t gv__am_start(gv_tl_t *tl);
+/* After the final barrier. */
+void        gv__am_fini(void);
+/* Progress the AM layer (pending sends, aged buffers, local queue). */
+unsigned    gv__am_progress(void);
+/* The rank is idle: ship every open buffer. */
+void        gv__am_idle(void);
+/* Print the stats line (GV_STATS). */
+void        gv__am_stats_print(void);
+/* Bytes the aggregator may hold (for gvinfo and the docs). */
+size_t      gv__am_memory_bound(void);
+
+#endif

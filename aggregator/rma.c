@@ -1,0 +1,250 @@
+/* One-sided operations on the symmetric heap (include/grapevine/rma.h):
+ * argument checks, the deterministic symmetric allocator, and blocking
+ * forms, over the transport's native put/get/atomics. Never substitutes
+ * active messages for a missing capability: that is an error.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "aggregator/rma_internal.h"
+#include <grapevine/rma.h>
+
+static struct {
+    gv_tl_t *tl;
+    uint8_t *heap;
+    size_t   len;
+    size_t   brk;       /* next free byte of the bump allocator */
+} rma;
+
+void gv__rma_start(gv_tl_t *tl, void *heap, size_t len)
+{
+    rma.tl   = tl;
+    rma.heap = heap;
+    rma.len  = len;
+    rma.brk  = 0;
+}
+
+void gv__rma_fini(void)
+{
+    rma.tl = NULL;
+}
+
+gv_status_t gv_sym_alloc(size_t len, size_t align, uint64_t *off_p)
+{
+    size_t off;
+
+    if ((align == 0) || ((align & (align - 1)) != 0)) {
+        gv_error("alignment %zu is not a power of two", align);
+        return GV_ERR_INVALID;
+    }
+    off = (rma.brk + align - 1) & ~(align - 1);
+    if ((off < rma.brk) || (off > rma.len) || (len > rma.len - off)) {
+        gv_error("%zu bytes do not fit in the symmetric heap "
+                 "(%zu of %zu bytes used); raise GV_HEAP", len, rma.brk,
+                 rma.len);
+        return GV_ERR_NO_MEMORY;
+    }
+    rma.brk = off + len;
+    *off_p  = off;
+    return GV_OK;
+}
+
+void *gv_sym_ptr(uint64_t off)
+{
+    return (off < rma.len) ? rma.heap + off : NULL;
+}
+
+size_t gv_sym_heap_size(void)
+{
+    return rma.len;
+}
+
+int gv_rma_has_atomics(void)
+{
+    return (rma.tl != NULL) && (rma.tl->attr.caps & GV_TL_CAP_ATOMIC64);
+}
+
+int gv_rma_has_put_get(void)
+{
+    return (rma.tl != NULL) && (rma.tl->attr.caps & GV_TL_CAP_RMA);
+}
+
+static gv_status_t check(uint32_t cap, const char *what, int rank,
+                         uint64_t off, size_t len, size_t align)
+{
+    if (rma.tl == NULL) {
+        gv_error("%s before gv_init", what);
+        return GV_ERR_STATE;
+    }
+    if (!(rma.tl->attr.caps & cap)) {
+        gv_error("%s: transport %s has no native %s (see gvinfo -t); use "
+                 "another GV_TRANSPORT, or active messages", what,
+                 rma.tl->ops->name,
+                 (cap == GV_TL_CAP_RMA) ? "put/get" : "remote atomics");
+        return GV_ERR_UNSUPPORTED;
+    }
+    if ((rank < 0) || (rank >= rma.tl->size)) {
+        gv_error("%s: rank %d is out of range (0..%d)", what, rank,
+                 rma.tl->size - 1);
+        return GV_ERR_INVALID;
+    }
+    if ((off > rma.len) || (len > rma.len - off)) {
+        gv_error("%s: bytes %llu..%llu are outside the %zu-byte heap", what,
+                 (unsigned long long)off, (unsigned long long)(off + len),
+                 rma.len);
+        return GV_ERR_INVALID;
+    }
+    if ((off & (align - 1)) != 0) {
+        gv_error("%s: offset %llu is not %zu-byte aligned", what,
+                 (unsigned long long)off, align);
+        return GV_ERR_INVALID;
+    }
+    return GV_OK;
+}
+
+static gv_status_t issued(gv_status_t status, int rank, const char *what)
+{
+    if ((status == GV_OK) || (status == GV_INPROGRESS))
+        return GV_OK;
+    if (status == GV_ERR_UNREACHABLE)
+        gv__peer_failed(rank, "%s failed", what);
+    gv_error("%s to rank %d failed: %s", what, rank, gv_status_str(status));
+    return status;
+}
+
+gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
+                     uint64_t compare, uint64_t *result_p)
+{
+    gv_status_t status;
+    gv_waiter_t w;
+
+    status = check(GV_TL_CAP_ATOMIC64, "gv_amo64", rank, off, 8, 8);
+    if (status != GV_OK)
+        return status;
+    if ((unsigned)op > GV_AMO_SWAP) {
+        gv_error("gv_amo64: unknown operation %d", (int)op);
+        return GV_ERR_INVALID;
+    }
+    if ((result_p == NULL) && (op != GV_AMO_ADD)) {
+        gv_error("gv_amo64: a fetching operation needs a result pointer");
+        return GV_ERR_INVALID;
+    }
+    gv__wait_begin_send(&w);
+    for (;;) {
+        status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
+                                       value, compare, result_p, NULL);
+        if (status != GV_ERR_NO_RESOURCE)
+            break;
+        gv__wait_poll(&w);
+    }
+    return issued(status, rank, "remote atomic");
+}
+
+typedef struct {
+    gv_req_t    req;
+    int         done;
+    gv_status_t status;
+} wait_req_t;
+
+static void wait_req_cb(gv_req_t *req, gv_status_t status)
+{
+    wait_req_t *r = (wait_req_t *)req;
+    r->status     = status;
+    r->done       = 1;
+}
+
+static int wait_req_done(void *arg)
+{
+    return ((wait_req_t *)arg)->done;
+}
+
+static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
+                                uint64_t value, uint64_t compare,
+                                uint64_t *old_p)
+{
+    wait_req_t  r = {{wait_req_cb, NULL}, 0, GV_OK};
+    gv_status_t status;
+    gv_waiter_t w;
+
+    status = check(GV_TL_CAP_ATOMIC64, "remote atomic", rank, off, 8, 8);
+    if (status != GV_OK)
+        return status;
+    gv__wait_begin_send(&w);
+    for (;;) {
+        status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
+                                       value, compare, old_p, &r.req);
+        if (status != GV_ERR_NO_RESOURCE)
+            break;
+        gv__wait_poll(&w);
+    }
+    if (status == GV_INPROGRESS) {
+        gv_wait(wait_req_done, &r);
+        status = r.status;
+    }
+    return issued(status, rank, "remote atomic");
+}
+
+gv_status_t gv_amo64_fetch_add(int rank, uint64_t off, uint64_t value,
+                               uint64_t *old_p)
+{
+    return amo_blocking(GV_AMO_FADD, rank, off, value, 0, old_p);
+}
+
+gv_status_t gv_amo64_cswap(int rank, uint64_t off, uint64_t compare,
+                           uint64_t value, uint64_t *old_p)
+{
+    return amo_blocking(GV_AMO_CSWAP, rank, off, value, compare, old_p);
+}
+
+gv_status_t gv_amo64_swap(int rank, uint64_t off, uint64_t value,
+                          uint64_t *old_p)
+{
+    return amo_blocking(GV_AMO_SWAP, rank, off, value, 0, old_p);
+}
+
+gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
+{
+    gv_status_t status = check(GV_TL_CAP_RMA, "gv_put", rank, off, len, 1);
+    gv_waiter_t w;
+
+    if (status != GV_OK)
+        return status;
+    gv__wait_begin_send(&w);
+    while ((status = rma.tl->ops->put(rma.tl, rank, off, buf, len, NULL)) ==
+           GV_ERR_NO_RESOURCE)
+        gv__wait_poll(&w);
+    return issued(status, rank, "put");
+}
+
+gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
+{
+    gv_status_t status = check(GV_TL_CAP_RMA, "gv_get", rank, off, len, 1);
+    gv_waiter_t w;
+
+    if (status != GV_OK)
+        return status;
+    gv__wait_begin_send(&w);
+    while ((status = rma.tl->ops->get(rma.tl, rank, off, buf, len, NULL)) ==
+           GV_ERR_NO_RESOURCE)
+        gv__wait_poll(&w);
+    return issued(status, rank, "get");
+}
+
+gv_status_t gv_rma_flush(int rank)
+{
+    wait_req_t  r = {{wait_req_cb, NULL}, 0, GV_OK};
+    gv_status_t status;
+
+    if (rma.tl == NULL)
+        return GV_ERR_STATE;
+    if (rma.tl->ops->flush == NULL)
+        return GV_OK; /* nothing one-sided was ever issued */
+    if ((rank < -1) || (rank >= rma.tl->size)) {
+        gv_error("gv_rma_flush: rank %d is out of range (-1..%d)", rank,
+                 rma.tl->size - 1);
+        return GV_ERR_INVALID;
+    }
+    status = rma.tl->ops->flush(rma.tl, rank, &r.req);
+    if (status == GV_INPROGRESS) {
+        gv_wait(wait_req_done, &r);
+        status = r.status;
+    }
+    return issued(status, (rank < 0) ? 0 : rank, "flush");
+}

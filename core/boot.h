@@ -1,0 +1,75 @@
+/* Bootstrap: who am I, how many are we, and a slow out-of-band channel for
+ * address exchange. Transports read it; they never talk to the launcher.
+ * Implementations: boot_gvrun.c (gvrun), boot_pmix.c (mpirun/srun),
+ * boot_mpi.c (the mpi transport), boot_single.c (one rank, no launcher).
+ * SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GV_CORE_BOOT_H
+#define GV_CORE_BOOT_H
+
+#include <grapevine/core.h>
+
+typedef struct gv_boot gv_boot_t;
+
+#define GV_JOB_KEY_LEN 16 /* 128 bits from the kernel's random source */
+
+typedef struct gv_boot_ops {
+    const char *name;
+    /* Mandatory. Every rank contributes @a len bytes (the same len on every
+     * rank); on return @a all holds size * len bytes, rank i's at i * len.
+     * Collective and blocking; fails if the launcher or a rank is gone. */
+    gv_status_t (*allgather)(gv_boot_t *boot, const void *mine, size_t len,
+                             void *all);
+    /* Mandatory. Collective. */
+    gv_status_t (*barrier)(gv_boot_t *boot);
+    /* Mandatory. Tell the launcher this rank is stopping the job with
+     * @a code and @a msg; returns (the caller exits). Async-signal unsafe. */
+    void        (*abort)(gv_boot_t *boot, int code, const char *msg);
+    /* Mandatory. Called by gv_finalize after the transport is closed. */
+    void        (*fini)(gv_boot_t *boot);
+} gv_boot_ops_t;
+
+struct gv_boot {
+    const gv_boot_ops_t *ops;
+    void                *ctx;         /* the implementation's */
+    int                  rank, size;
+    /* Filled by the core after init, from an allgather of host names. */
+    int                  local_rank;  /* index among ranks on this node */
+    int                  local_size;  /* ranks on this node */
+    int                 *node_of;     /* size entries: node index per rank */
+    int                  nnodes;
+    /* 128-bit secret every transport connection must present first; the
+     * same on every rank of the job, different for every job. */
+    uint8_t              key[GV_JOB_KEY_LEN];
+    /* Job id, unique on this machine while the job runs; names shared
+     * memory objects ("/gv-<job_id>-..."). */
+    uint64_t             job_id;
+};
+
+/* Pick and start the bootstrap: gvrun if GV_BOOT_FD is set, else PMIx if
+ * its server is reachable, else MPI if the transport is mpi, else a single
+ * rank. @param [out] boot_p  released with gv__boot_fini(). */
+gv_status_t gv__boot_init(const char *transport, gv_boot_t **boot_p);
+void        gv__boot_fini(gv_boot_t *boot);
+
+/* Implementations; each returns GV_ERR_NOT_FOUND when its launcher is not
+ * around, so that the next one is tried. */
+gv_status_t gv__boot_gvrun_init(gv_boot_t *boot);
+gv_status_t gv__boot_single_init(gv_boot_t *boot);
+#if GV_HAVE_PMIX
+gv_status_t gv__boot_pmix_init(gv_boot_t *boot);
+#endif
+#if GV_HAVE_MPI
+gv_status_t gv__boot_mpi_init(gv_boot_t *boot);
+#endif
+
+static inline gv_status_t gv__boot_allgather(gv_boot_t *b, const void *mine,
+                                             size_t len, void *all)
+{
+    return b->ops->allgather(b, mine, len, all);
+}
+static inline gv_status_t gv__boot_barrier(gv_boot_t *b)
+{
+    return b->ops->barrier(b);
+}
+
+#endif

@@ -1,0 +1,90 @@
+/* Internal core API shared by every layer: the rank's context, memory,
+ * time, the wait policy and job abort. SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GV_CORE_CORE_H
+#define GV_CORE_CORE_H
+
+#include <grapevine/core.h>
+#include "core/log.h"
+#include "core/env.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gv_boot;
+struct gv_tl;
+
+/* Everything a rank knows about its job. One per process. */
+typedef struct gv_core {
+    int             initialized;
+    int             finalizing;   /* past the final barrier: EOFs are benign */
+    int             rank, size;
+    struct gv_boot *boot;
+    struct gv_tl   *tl;
+} gv_core_t;
+
+extern gv_core_t gv__ctx;
+
+/* Stop the whole job with @a code and a one-line reason: tells the
+ * launcher (which stops the other ranks) and exits. Never returns. */
+void gv__job_abort(int code, const char *msg) __attribute__((noreturn));
+
+/* A peer failed (closed, reset, unreachable): log one line naming it and
+ * stop the job. Transports call this; after the final barrier it is a
+ * no-op that returns 0, and the transport just drops the peer. */
+int gv__peer_failed(int rank, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Memory: gv_malloc aborts with a message on failure, callers don't check. */
+void *gv__malloc(size_t len, const char *what);
+void *gv__calloc(size_t n, size_t len, const char *what);
+void *gv__realloc(void *p, size_t len, const char *what);
+#define gv_malloc(_len)           gv__malloc(_len, __func__)
+#define gv_calloc(_n, _len)       gv__calloc(_n, _len, __func__)
+#define gv_realloc(_p, _len)      gv__realloc(_p, _len, __func__)
+#define gv_malloc_allowfail(_len) malloc(_len)
+#define gv_free(_p)               free(_p)
+
+static inline uint64_t gv__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define gv__cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define gv__cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define gv__cpu_relax() __asm__ __volatile__("" ::: "memory")
+#endif
+
+/* Wait policy for ranks that wait on something (barriers, ping-pong,
+ * credits): call gv__wait_poll() in the loop with a state that
+ * gv__wait_begin() initialised. It progresses; after GV_SPIN_US of fruitless
+ * polling it blocks in the transport (or yields) between polls, so
+ * oversubscribed ranks do not burn the core their peer needs. */
+typedef struct {
+    uint64_t start_ns;
+    unsigned idle_rounds;
+    int      for_send;  /* waiting for send resources: never block in the
+                           transport, whose wait() watches arrivals only */
+} gv_waiter_t;
+void gv__wait_begin(gv_waiter_t *w);
+void gv__wait_begin_send(gv_waiter_t *w);
+void gv__wait_poll(gv_waiter_t *w);
+
+/* Hook the tasking layer installs so that the scheduler can run a periodic
+ * task; the aggregator installs its own flush hook. Both are NULL-able. */
+typedef unsigned (*gv_progress_hook_fn_t)(void);
+void gv__progress_hook_add(gv_progress_hook_fn_t fn);
+
+/* Bind this rank (hwloc); print topology (gvinfo). */
+void gv__topo_bind(int local_rank, int local_size);
+void gv__topo_print(FILE *f);
+
+/* Random bytes from the kernel. */
+gv_status_t gv__random_bytes(void *buf, size_t len);
+
+#endif

@@ -1,0 +1,254 @@
+/* gv_init / gv_finalize: environment -> bootstrap -> binding -> transport
+ * -> active messages -> tasking; and the progress and wait policy that
+ * glue them. This file is the one place that reaches up the layers.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "core/core.h"
+#include "core/boot.h"
+#include "transports/transport.h"
+#include "aggregator/am_internal.h"
+#include "aggregator/rma_internal.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+gv_core_t gv__ctx = {.rank = 0, .size = 1};
+
+#define MAX_HOOKS 8
+static gv_progress_hook_fn_t hooks[MAX_HOOKS];
+static int                   nhooks;
+static void                 *core_heap;     /* when the transport has none */
+static size_t                core_heap_len;
+
+void gv__progress_hook_add(gv_progress_hook_fn_t fn)
+{
+    if (nhooks == MAX_HOOKS)
+        gv_fatal("more than %d progress hooks", MAX_HOOKS);
+    hooks[nhooks++] = fn;
+}
+
+unsigned gv_progress(void)
+{
+    unsigned n = 0;
+    int      i;
+
+    if (gv__ctx.tl == NULL)
+        return 0;
+    n += gv__ctx.tl->ops->progress(gv__ctx.tl);
+    n += gv__am_progress();
+    for (i = 0; i < nhooks; i++)
+        n += hooks[i]();
+    return n;
+}
+
+void gv__wait_begin(gv_waiter_t *w)
+{
+    w->start_ns    = 0;
+    w->idle_rounds = 0;
+    w->for_send    = 0;
+}
+
+void gv__wait_begin_send(gv_waiter_t *w)
+{
+    gv__wait_begin(w);
+    w->for_send = 1;
+}
+
+void gv__wait_poll(gv_waiter_t *w)
+{
+    gv_tl_t *tl = gv__ctx.tl;
+    uint64_t now;
+
+    if (gv_progress() > 0) {
+        w->start_ns    = 0;
+        w->idle_rounds = 0;
+        return;
+    }
+    /* Nothing happened: whatever we buffered, ship it now. */
+    gv__am_idle();
+    now = gv__now_ns();
+    if (w->start_ns == 0) {
+        w->start_ns = now;
+        return;
+    }
+    if (now - w->start_ns < gv__env.SPIN_US * 1000ull) {
+        gv__cpu_relax();
+        return;
+    }
+    /* Long idle: give the core away. Block in the transport if it can
+     * wake us, else yield, then sleep a little once yielding got us
+     * nothing for a while (oversubscribed ranks need the core). */
+    w->idle_rounds++;
+    if ((tl != NULL) && (tl->ops->wait != NULL) && !w->for_send)
+        tl->ops->wait(tl, 1000);
+    else if (w->idle_rounds < 64)
+        sched_yield();
+    else
+        usleep(50);
+}
+
+void gv_wait(int (*done)(void *arg), void *arg)
+{
+    gv_waiter_t w;
+
+    gv__wait_begin(&w);
+    while (!done(arg))
+        gv__wait_poll(&w);
+}
+
+int gv_rank(void)
+{
+    return gv__ctx.rank;
+}
+
+int gv_nranks(void)
+{
+    return gv__ctx.size;
+}
+
+const char *gv_transport_name(void)
+{
+    return (gv__ctx.tl != NULL) ? gv__ctx.tl->ops->name : "none";
+}
+
+void gv__job_abort(int code, const char *msg)
+{
+    static int aborting;
+
+    if (!aborting && (gv__ctx.boot != NULL)) {
+        aborting = 1;
+        gv__ctx.boot->ops->abort(gv__ctx.boot, code, msg);
+    }
+    fflush(stdout);
+    _exit((code != 0) ? code : 1);
+}
+
+void gv_abort(int code, const char *fmt, ...)
+{
+    char    msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    gv__log(GV_LOG_ERROR, "user", 0, "gv_abort", "%s", msg);
+    gv__job_abort(code, msg);
+}
+
+int gv__peer_failed(int rank, const char *fmt, ...)
+{
+    char    msg[384], line[512];
+    va_list ap;
+
+    if (gv__ctx.finalizing)
+        return 0;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(line, sizeof(line), "rank %d failed or is unreachable (%s): %s",
+             rank, gv_transport_name(), msg);
+    gv_error("%s", line);
+    gv__job_abort(1, line);
+}
+
+static void heap_alloc(gv_tl_t *tl, size_t len)
+{
+    if (tl->attr.heap_base != NULL) {
+        gv__rma_start(tl, tl->attr.heap_base, len);
+        return;
+    }
+    core_heap = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (core_heap == MAP_FAILED)
+        gv_fatal("mmap of the %zu-byte heap (GV_HEAP) failed: %m", len);
+    core_heap_len = len;
+    gv__rma_start(tl, core_heap, len);
+}
+
+gv_status_t gv_init(int *argc_p, char ***argv_p)
+{
+    char           err[512];
+    gv_tl_params_t params;
+    gv_status_t    status;
+    gv_boot_t     *boot;
+    gv_tl_t       *tl;
+
+    if (gv__ctx.initialized) {
+        gv_error("gv_init called twice");
+        return GV_ERR_STATE;
+    }
+    if (gv__env_parse(err, sizeof(err)) != GV_OK) {
+        fprintf(stderr, "[----] ERROR core/init.c gv_init: %s\n", err);
+        exit(1);
+    }
+    status = gv__boot_init(gv__env.TRANSPORT, &boot);
+    if (status != GV_OK)
+        return status;
+    gv__ctx.boot = boot;
+    gv__ctx.rank = boot->rank;
+    gv__ctx.size = boot->size;
+    /* gvrun already warned once for the job. */
+    if ((boot->rank == 0) && !gv__env.BOOT_FD_set)
+        gv__env_warn_unknown();
+    if (gv__env.BIND == GV_BIND_CORE)
+        gv__topo_bind(boot->local_rank, boot->local_size);
+
+    memset(&params, 0, sizeof(params));
+    params.heap_size = gv__env.HEAP;
+    gv__am_params(&params);
+    status = gv__tl_open(gv__env.TRANSPORT, boot, &params, &tl);
+    if (status != GV_OK)
+        goto err_boot;
+    gv__ctx.tl = tl;
+    status     = gv__am_start(tl);
+    if (status != GV_OK)
+        goto err_tl;
+    heap_alloc(tl, params.heap_size);
+    gv__ctx.initialized = 1;
+    if (gv__env.INFO && (boot->rank == 0)) {
+        char caps[64];
+        gv__tl_caps_str(tl->attr.caps, caps, sizeof(caps));
+        fprintf(stderr, "[0000] INFO grapevine: %d ranks on %d node(s), "
+                "boot %s, transport %s (%s) caps %s\n", boot->size,
+                boot->nnodes, boot->ops->name, tl->ops->name,
+                tl->attr.detail, caps);
+        gv__env_print(stderr, 0);
+    }
+    gv_barrier();
+    return GV_OK;
+
+err_tl:
+    gv__tl_close(tl);
+    gv__ctx.tl = NULL;
+err_boot:
+    gv__boot_fini(boot);
+    gv__ctx.boot = NULL;
+    return status;
+}
+
+void gv_finalize(void)
+{
+    if (!gv__ctx.initialized)
+        return;
+    gv_barrier();
+    if (gv__env.STATS)
+        gv__am_stats_print();
+    /* From here a peer closing its connection is expected. The boot
+     * barrier makes sure every rank knows that before anyone closes. */
+    gv__ctx.finalizing = 1;
+    gv__boot_barrier(gv__ctx.boot);
+    gv__rma_fini();
+    gv__tl_close(gv__ctx.tl);
+    gv__ctx.tl = NULL;
+    gv__am_fini();
+    if (core_heap != NULL)
+        munmap(core_heap, core_heap_len);
+    core_heap = NULL;
+    gv__boot_fini(gv__ctx.boot);
+    gv__ctx.boot        = NULL;
+    gv__ctx.initialized = 0;
+    gv__ctx.finalizing  = 0;
+    nhooks              = 0;
+}

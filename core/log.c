@@ -1,0 +1,57 @@
+/* Logging and fatal errors. SPDX-License-Identifier: BSD-3-Clause */
+#include "core/log.h"
+#include "core/core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gv__log_level = GV_LOG_WARN;
+int gv__log_rank  = -1;
+
+static const char *level_names[] = {"FATAL", "ERROR", "WARN", "INFO",
+                                    "DEBUG", "TRACE"};
+
+static void vlog(int level, const char *file, int line, const char *func,
+                 const char *fmt, va_list ap)
+{
+    char msg[1024];
+    int  saved = errno;
+    int  off;
+
+    if (gv__log_rank >= 0)
+        off = snprintf(msg, sizeof(msg), "[%04d] %s %s:%d %s: ",
+                       gv__log_rank, level_names[level], file, line, func);
+    else
+        off = snprintf(msg, sizeof(msg), "[----] %s %s:%d %s: ",
+                       level_names[level], file, line, func);
+    errno = saved; /* so that %m in fmt reports the caller's errno */
+    if ((off >= 0) && ((size_t)off < sizeof(msg)))
+        vsnprintf(msg + off, sizeof(msg) - (size_t)off, fmt, ap);
+    /* One write per line so that lines from many ranks do not interleave. */
+    fprintf(stderr, "%s\n", msg);
+    errno = saved;
+}
+
+void gv__log(int level, const char *file, int line, const char *func,
+             const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, file, line, func, fmt, ap);
+    va_end(ap);
+}
+
+void gv__fatal(const char *file, int line, const char *func,
+               const char *fmt, ...)
+{
+    char    msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    gv__log(GV_LOG_FATAL, file, line, func, "%s", msg);
+    gv__job_abort(1, msg);
+}

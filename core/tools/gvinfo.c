@@ -1,0 +1,107 @@
+/* gvinfo: version, the GV_* table, the transports and their capabilities,
+ * and the topology. SPDX-License-Identifier: BSD-3-Clause */
+#include "core/core.h"
+#include "core/boot.h"
+#include "transports/transport.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#ifndef GV_VERSION
+#define GV_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gvinfo [-c] [-m] [-t] [-T] [-v]\n"
+               "  -c  every GV_* variable: value, default, accepted, meaning\n"
+               "  -m  the same table in Markdown (for the README)\n"
+               "  -t  transports: built or not (why), and what each can do\n"
+               "      here, opened on one rank\n"
+               "  -T  topology (hwloc)\n"
+               "  -v  version\n"
+               "With no option: -v -t -T.\n");
+}
+
+static void print_transports(void)
+{
+    gv_boot_t      boot;
+    gv_tl_params_t params;
+    size_t         i;
+
+    memset(&boot, 0, sizeof(boot));
+    gv__boot_single_init(&boot);
+    boot.local_size = 1;
+    boot.nnodes     = 1;
+    boot.node_of    = &boot.local_rank;
+    memset(&params, 0, sizeof(params));
+    params.heap_size = 1 << 20;
+    printf("transports (best first; GV_TRANSPORT=auto takes the first that "
+           "works):\n");
+    for (i = 0; i < gv__tl_nbuiltin; i++) {
+        const gv_tl_entry_t *e = &gv__tl_builtin[i];
+        gv_tl_t              tl;
+        char                 caps[64];
+
+        if (e->ops == NULL) {
+            printf("  %-5s not built: %s\n", e->name, e->why_not);
+            continue;
+        }
+        if (strcmp(e->name, "mpi") == 0) {
+            printf("  %-5s built; caps AM,RMA,ATOMIC64; needs mpirun/srun "
+                   "(not probed here)\n", e->name);
+            continue;
+        }
+        memset(&tl, 0, sizeof(tl));
+        tl.ops    = e->ops;
+        tl.boot   = &boot;
+        tl.rank   = 0;
+        tl.size   = 1;
+        tl.params = params;
+        if (e->ops->init(&tl) != GV_OK) {
+            printf("  %-5s built; does not start here (GV_LOG=info tells "
+                   "why)\n", e->name);
+            continue;
+        }
+        gv__tl_caps_str(tl.attr.caps, caps, sizeof(caps));
+        printf("  %-5s built; caps %s; max message %zu B%s%s\n", e->name,
+               caps, tl.attr.max_msg, tl.attr.detail[0] ? "; " : "",
+               tl.attr.detail);
+        e->ops->fini(&tl);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    int  c, conf = 0, md = 0, tls = 0, topo = 0, ver = 0;
+
+    while ((c = getopt(argc, argv, "cmtTvh")) != -1) {
+        switch (c) {
+        case 'c': conf = 1; break;
+        case 'm': md = 1; break;
+        case 't': tls = 1; break;
+        case 'T': topo = 1; break;
+        case 'v': ver = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!(conf || md || tls || topo || ver))
+        ver = tls = topo = 1;
+    if (gv__env_parse(err, sizeof(err)) != GV_OK) {
+        fprintf(stderr, "gvinfo: %s\n", err);
+        return 1;
+    }
+    if (ver)
+        printf("grapevine %s\n", GV_VERSION);
+    if (conf)
+        gv__env_print(stdout, 0);
+    if (md)
+        gv__env_print(stdout, 1);
+    if (tls)
+        print_transports();
+    if (topo)
+        gv__topo_print(stdout);
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* Memory helpers, kernel randomness, clocks. SPDX-License-Identifier: BSD-3-Clause */
+#include "core/core.h"
+
+#include <errno.h>
+#include <sys/random.h>
+
+void *gv__malloc(size_t len, const char *what)
+{
+    void *p = malloc((len != 0) ? len : 1);
+    if (p == NULL)
+        gv_fatal("out of memory: %zu bytes for %s", len, what);
+    return p;
+}
+
+void *gv__calloc(size_t n, size_t len, const char *what)
+{
+    void *p = calloc((n != 0) ? n : 1, (len != 0) ? len : 1);
+    if (p == NULL)
+        gv_fatal("out of memory: %zu x %zu bytes for %s", n, len, what);
+    return p;
+}
+
+void *gv__realloc(void *old, size_t len, const char *what)
+{
+    void *p = realloc(old, (len != 0) ? len : 1);
+    if (p == NULL)
+        gv_fatal("out of memory: %zu bytes for %s", len, what);
+    return p;
+}
+
+gv_status_t gv__random_bytes(void *buf, size_t len)
+{
+    uint8_t *p = buf;
+
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            gv_error("getrandom failed: %m");
+            return GV_ERR_IO;
+        }
+        p   += n;
+        len -= (size_t)n;
+    }
+    return GV_OK;
+}
+
+uint64_t gv_time_ns(void)
+{
+    return gv__now_ns();
+}
+
+double gv_wtime(void)
+{
+    return (double)gv__now_ns() * 1e-9;
+}

@@ -1,0 +1,9 @@
+/* Grapevine: the public umbrella header. SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GRAPEVINE_H
+#define GRAPEVINE_H
+
+#include <grapevine/core.h>
+#include <grapevine/am.h>
+#include <grapevine/rma.h>
+
+#endif

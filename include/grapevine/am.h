@@ -1,0 +1,83 @@
+/* Grapevine active messages: register handlers, send, barrier.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GRAPEVINE_AM_H
+#define GRAPEVINE_AM_H
+
+#include <grapevine/core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Handler identifier returned by gv_am_register(). */
+typedef uint16_t gv_am_id_t;
+
+/**
+ * An active-message handler. Runs on the destination rank, from inside
+ * gv_progress() (or anything that progresses), one message at a time.
+ * @param [in] src      rank that sent the message.
+ * @param [in] payload  borrowed; valid until the handler returns. No
+ *                      alignment is promised: copy out with memcpy.
+ * @param [in] len      payload length in bytes.
+ * @param [in] arg      the pointer given to gv_am_register().
+ * A handler may send messages (replies); it must not wait for them.
+ */
+typedef void (*gv_am_handler_fn_t)(int src, const void *payload, size_t len,
+                                   void *arg);
+
+/** Largest number of handlers (including the runtime's own). */
+#define GV_AM_MAX_HANDLERS 1024
+
+/**
+ * Register a handler. Collective in effect: every rank must register the
+ * same handlers in the same order (the id is the registration index).
+ * Register before gv_init(), or call gv_barrier() after registering and
+ * before sending with the new id: a message that reaches a rank before it
+ * registered the id is rejected (counted, logged, never called).
+ * @param [out] id_p  the handler id.
+ * @return GV_OK, GV_ERR_NO_RESOURCE (table full) or GV_ERR_INVALID.
+ */
+gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p);
+
+/**
+ * Send an active message. The payload is copied before return (or held in
+ * an aggregation buffer), so the caller may reuse it at once. Messages
+ * from one rank to another are delivered in the order they were sent.
+ * If the transport is out of resources this progresses until it is not.
+ * @return GV_OK; GV_ERR_INVALID for a bad rank, unknown id or a payload
+ *         longer than gv_am_max_payload(); GV_ERR_UNREACHABLE.
+ */
+gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
+                       size_t len);
+
+/** Largest payload gv_am_send() accepts (at least 1 MiB). */
+size_t gv_am_max_payload(void);
+
+/** Ship every buffered message now (does not wait for delivery). */
+void gv_flush(void);
+
+/**
+ * Barrier with quiescence: returns on every rank only once every message
+ * sent by any rank before it entered the barrier, and every message those
+ * handlers sent in turn, has been handled.
+ */
+void gv_barrier(void);
+
+/** Counters of this rank (see GV_STATS). */
+typedef struct gv_am_stats {
+    uint64_t msgs_sent, bytes_sent;     /**< user messages and payload bytes */
+    uint64_t msgs_recv, bytes_recv;
+    uint64_t tl_msgs_sent, tl_bytes_sent; /**< transport messages (batches)  */
+    uint64_t tl_msgs_recv, tl_bytes_recv;
+    uint64_t flush_full, flush_timeout, flush_idle, flush_explicit;
+    uint64_t credit_stalls;             /**< times a sender waited for credit */
+    uint64_t rejected;                  /**< malformed or unknown from the wire */
+} gv_am_stats_t;
+
+/** Copy this rank's counters into @a stats_p. */
+void gv_am_stats(gv_am_stats_t *stats_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,145 @@
+/* Ping-pong over active messages between ranks 0 and 1: one line per size
+ * with one-way latency (half the round trip, median of repetitions) and
+ * bandwidth, then a summary line. Run: gvrun -n 2 build/perf/pingpong
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include <grapevine.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile uint64_t arrived;
+static gv_am_id_t        ping_id;
+
+static void on_ping(int src, const void *payload, size_t len, void *arg)
+{
+    arrived++;
+}
+
+static int arrived_at_least(void *arg)
+{
+    return arrived >= *(uint64_t *)arg;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: pingpong [-s min_bytes] [-S max_bytes] "
+                    "[-r repetitions] [-w window]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    size_t   min_size = 8, max_size = 4u << 20, size;
+    int      reps = 7, window = 64, i, c;
+    uint8_t *buf;
+    double   lat8 = 0, bw1m = 0;
+
+    while ((c = getopt(argc, argv, "s:S:r:w:")) != -1) {
+        switch (c) {
+        case 's': min_size = strtoull(optarg, NULL, 0); break;
+        case 'S': max_size = strtoull(optarg, NULL, 0); break;
+        case 'r': reps = atoi(optarg); break;
+        case 'w': window = atoi(optarg); break;
+        default: usage();
+        }
+    }
+    if ((reps < 1) || (window < 1) || (min_size > max_size) ||
+        (max_size > (64u << 20)))
+        usage();
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
+    gv_am_register(on_ping, NULL, &ping_id);
+    if (gv_nranks() < 2) {
+        fprintf(stderr, "pingpong: needs 2 ranks (gvrun -n 2)\n");
+        gv_finalize();
+        return 2;
+    }
+    buf = calloc(1, max_size);
+    if (gv_rank() == 0)
+        printf("# pingpong transport=%s aggregate=%s\n# %10s %12s %12s\n",
+               gv_transport_name(), getenv("GV_AGGREGATE") ? getenv("GV_AGGREGATE") : "1",
+               "bytes", "lat_us", "bw_MBps");
+    gv_barrier();
+    for (size = min_size; size <= max_size; size *= 2) {
+        /* Fewer iterations for big messages: keep each size ~0.1-0.3 s. */
+        int     iters = (size <= 4096) ? 20000 : (int)((64u << 20) / size) + 10;
+        double  lat[64], bw[64];
+        int     r;
+
+        if (reps > 64)
+            reps = 64;
+        for (r = 0; r < reps; r++) {
+            uint64_t target;
+            double   t0;
+
+            /* latency: strict ping-pong. Reset the counter before the
+             * barrier: after it, the peer may already be sending. */
+            arrived = 0;
+            gv_barrier();
+            t0      = gv_wtime();
+            for (i = 0; i < iters; i++) {
+                target = (uint64_t)i + 1;
+                if (gv_rank() == 0) {
+                    gv_am_send(1, ping_id, buf, size);
+                    gv_flush();
+                    gv_wait(arrived_at_least, &target);
+                } else if (gv_rank() == 1) {
+                    gv_wait(arrived_at_least, &target);
+                    gv_am_send(0, ping_id, buf, size);
+                    gv_flush();
+                }
+            }
+            lat[r] = (gv_wtime() - t0) * 1e6 / iters / 2;
+            /* bandwidth: windows of messages, one reply per window */
+            arrived = 0;
+            gv_barrier();
+            {
+                int    nwin = (iters + window - 1) / window;
+                double t1   = gv_wtime();
+                for (i = 0; i < nwin; i++) {
+                    int j;
+                    if (gv_rank() == 0) {
+                        target = (uint64_t)i + 1;
+                        for (j = 0; j < window; j++)
+                            gv_am_send(1, ping_id, buf, size);
+                        gv_flush();
+                        gv_wait(arrived_at_least, &target);
+                    } else if (gv_rank() == 1) {
+                        target = (uint64_t)(i + 1) * window;
+                        gv_wait(arrived_at_least, &target);
+                        gv_am_send(0, ping_id, buf, 0);
+                        gv_flush();
+                    }
+                }
+                bw[r] = (double)size * window * nwin /
+                        ((gv_wtime() - t1) * 1e6);
+            }
+        }
+        qsort(lat, (size_t)reps, sizeof(double), cmp_double);
+        qsort(bw, (size_t)reps, sizeof(double), cmp_double);
+        if (gv_rank() == 0) {
+            printf("  %10zu %12.3f %12.1f\n", size, lat[reps / 2], bw[reps / 2]);
+            fflush(stdout);
+        }
+        if (size == 8)
+            lat8 = lat[reps / 2];
+        if (size == (1u << 20))
+            bw1m = bw[reps / 2];
+        if (size == 0)
+            break;
+    }
+    if (gv_rank() == 0)
+        printf("pingpong transport=%s lat8_us=%.3f bw1m_MBps=%.1f\n",
+               gv_transport_name(), lat8, bw1m);
+    free(buf);
+    gv_finalize();
+    return 0;
+}

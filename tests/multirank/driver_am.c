@@ -1,0 +1,323 @@
+/* Criterion driver for the multi-rank tests: every tests/multirank/mr_*
+ * program through gvrun, over every built transport configuration, with
+ * 2, 4 and 8 ranks (8 oversubscribes 2 cores), each under a time limit;
+ * plus fault tests (a rank killed, a bad transport name, a bad value).
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GV_BUILD_DIR
+#define GV_BUILD_DIR "build"
+#endif
+
+typedef struct {
+    const char *name;  /* GV_TRANSPORT */
+    const char *env;   /* the library's own variables */
+    int         built;
+    const char *label;
+} tl_cfg_t;
+
+static const tl_cfg_t tls[] = {
+    {"tcp", "", GV_HAVE_TCP, "tcp"},
+    {"shm", "", GV_HAVE_SHM, "shm"},
+    {"ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm"},
+    {"ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp"},
+    {"ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm"},
+    {"ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI, "ofi/tcp;ofi_rxm"},
+};
+#define NTLS (sizeof(tls) / sizeof(tls[0]))
+
+typedef struct {
+    int         tl;
+    const char *prog;
+    int         nranks;
+    const char *args;
+    int         timeout_s;
+} mr_case_t;
+
+#define ALL_TLS(_prog, _n, _args, _t)                                        \
+    {0, _prog, _n, _args, _t}, {1, _prog, _n, _args, _t},                    \
+    {2, _prog, _n, _args, _t}, {3, _prog, _n, _args, _t},                    \
+    {4, _prog, _n, _args, _t}, {5, _prog, _n, _args, _t}
+
+static mr_case_t cases[] = {
+    ALL_TLS("mr_alltoall", 2, "-n 3000 -S 8192", 90),
+    ALL_TLS("mr_alltoall", 4, "-n 1000 -S 70000", 90),
+    ALL_TLS("mr_alltoall", 8, "-n 300 -S 4096", 120),
+    ALL_TLS("mr_sizes", 2, "", 90),
+    ALL_TLS("mr_sizes", 4, "", 120),
+    ALL_TLS("mr_barrier", 2, "", 90),
+    ALL_TLS("mr_barrier", 8, "", 120),
+    ALL_TLS("mr_idle", 4, "", 60),
+    ALL_TLS("mr_idle", 8, "", 60),
+    ALL_TLS("mr_rma", 2, "", 90),
+    ALL_TLS("mr_rma", 4, "", 120),
+    ALL_TLS("mr_steal", 2, "", 90),
+    ALL_TLS("mr_steal", 4, "", 120),
+    {0, "mr_tcp_stranger", 4, "", 90},
+    {1, "mr_shm_cleanup", 4, "", 60},
+};
+
+/* Run a shell command with output to a temporary file; returns the exit
+ * status (-1 if it could not run) and the output in *out_p. */
+static int run(const char *cmd, char **out_p)
+{
+    char  path[] = "/tmp/gv-driver-XXXXXX", full[2048];
+    int   fd = mkstemp(path), status;
+    FILE *f;
+    long  len;
+
+    if (fd < 0)
+        return -1;
+    close(fd);
+    snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, path);
+    status = system(full);
+    f      = fopen(path, "r");
+    *out_p = NULL;
+    if (f != NULL) {
+        fseek(f, 0, SEEK_END);
+        len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        *out_p = calloc(1, (size_t)len + 1);
+        if (fread(*out_p, 1, (size_t)len, f) != (size_t)len)
+            (*out_p)[0] = '\0';
+        fclose(f);
+    }
+    unlink(path);
+    return (status == -1) ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status)
+                                                    : 128 + WTERMSIG(status));
+}
+
+static int exists(const char *prog)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tests/multirank/%s", GV_BUILD_DIR, prog);
+    return access(path, X_OK) == 0;
+}
+
+ParameterizedTestParameters(multirank, run)
+{
+    return cr_make_param_array(mr_case_t, cases,
+                               sizeof(cases) / sizeof(cases[0]));
+}
+
+ParameterizedTest(mr_case_t *c, multirank, run, .timeout = 200)
+{
+    const tl_cfg_t *t = &tls[c->tl];
+    char            cmd[1024], *out = NULL;
+    int             rc;
+
+    if (!t->built)
+        cr_skip_test("%s %s -n %d: transport %s was not built", c->prog,
+                     t->label, c->nranks, t->name);
+    if (!exists(c->prog))
+        cr_skip_test("%s was not built", c->prog);
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=%s %s GV_WARN_UNUSED_ENV=0 timeout -k 5 %d "
+             "%s/bin/gvrun -n %d %s/tests/multirank/%s %s", t->name, t->env,
+             c->timeout_s, GV_BUILD_DIR, c->nranks, GV_BUILD_DIR, c->prog,
+             c->args);
+    rc = run(cmd, &out);
+    if (rc == 77)
+        cr_skip_test("%s over %s -n %d: %s", c->prog, t->label, c->nranks,
+                     out ? out : "");
+    if (rc != 0)
+        cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
+    cr_expect_eq(rc, 0, "%s over %s with %d ranks: exit %d%s", c->prog,
+                 t->label, c->nranks, rc,
+                 (rc == 124) ? " (timed out)" : "");
+    free(out);
+}
+
+/* ---- fault tests ------------------------------------------------------ */
+
+static int shm_objects(char names[][64], int max)
+{
+    DIR           *d = opendir("/dev/shm");
+    struct dirent *e;
+    int            n = 0;
+
+    if (d == NULL)
+        return 0;
+    while (((e = readdir(d)) != NULL) && (n < max))
+        if (strncmp(e->d_name, "gv-", 3) == 0)
+            snprintf(names[n++], 64, "%.63s", e->d_name);
+    closedir(d);
+    return n;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void kill_one_of_four(const char *tl, const char *env)
+{
+    char   dir[] = "/tmp/gv-fault-XXXXXX", out_path[600], cmd[1024];
+    char   before[64][64], after[64][64], path[640], *out;
+    int    pids[4], i, nbefore, nafter, status = 0;
+    pid_t  job;
+    double t_kill, t_end = 0;
+    FILE  *f;
+    long   len;
+
+    cr_assert_not_null(mkdtemp(dir));
+    nbefore = shm_objects(before, 64);
+    snprintf(out_path, sizeof(out_path), "%s/out", dir);
+    snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=%s %s "
+             "GV_WARN_UNUSED_ENV=0 %s/bin/gvrun -n 4 "
+             "%s/tests/multirank/mr_longrun %s > %s 2>&1", tl, env,
+             GV_BUILD_DIR, GV_BUILD_DIR, dir, out_path);
+    job = fork();
+    cr_assert(job >= 0);
+    if (job == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait for all four ranks to be up and running. */
+    for (i = 0; i < 4; i++) {
+        double t0 = now_s();
+        pids[i]   = 0;
+        snprintf(path, sizeof(path), "%s/rank.%d", dir, i);
+        while (now_s() - t0 < 30) {
+            f = fopen(path, "r");
+            if ((f != NULL) && (fscanf(f, "%d", &pids[i]) == 1)) {
+                fclose(f);
+                break;
+            }
+            if (f != NULL)
+                fclose(f);
+            usleep(20000);
+        }
+        if (pids[i] == 0) {
+            kill(job, SIGKILL);
+            waitpid(job, NULL, 0);
+            cr_assert_fail("rank %d of the %s job never started", i, tl);
+        }
+    }
+    usleep(300000);
+    t_kill = now_s();
+    kill(pids[2], SIGKILL);
+    while (now_s() - t_kill < 10) {
+        if (waitpid(job, &status, WNOHANG) == job) {
+            t_end = now_s();
+            break;
+        }
+        usleep(5000);
+    }
+    if (t_end == 0) {
+        kill(job, SIGKILL);
+        waitpid(job, &status, 0);
+    }
+    f   = fopen(out_path, "r");
+    out = NULL;
+    if (f != NULL) {
+        fseek(f, 0, SEEK_END);
+        len = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        out = calloc(1, (size_t)len + 1);
+        if (fread(out, 1, (size_t)len, f) != (size_t)len)
+            out[0] = '\0';
+        fclose(f);
+    }
+    cr_assert(t_end != 0, "%s: gvrun still running 10 s after rank 2 was "
+              "killed; output:\n%s", tl, out ? out : "");
+    cr_expect(t_end - t_kill < 3.0, "%s: gvrun took %.2f s to stop the job",
+              tl, t_end - t_kill);
+    cr_expect(WIFEXITED(status) && (WEXITSTATUS(status) != 0),
+              "%s: gvrun exit status %d after a rank was killed", tl,
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    cr_expect(out && strstr(out, "rank 2 (pid") && strstr(out, "signal 9"),
+              "%s: gvrun's output does not name rank 2 and signal 9:\n%s", tl,
+              out ? out : "");
+    for (i = 0; i < 4; i++)
+        cr_expect(kill(pids[i], 0) != 0 && errno == ESRCH,
+                  "%s: rank %d (pid %d) is still alive", tl, i, pids[i]);
+    nafter = shm_objects(after, 64);
+    cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
+              "/dev/shm (first: %s)", tl, nafter - nbefore,
+              nafter ? after[nafter - 1] : "");
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", dir);
+}
+
+Test(fault, kill9_one_of_four_tcp, .timeout = 60)
+{
+    kill_one_of_four("tcp", "");
+}
+
+Test(fault, kill9_one_of_four_shm, .timeout = 60)
+{
+    kill_one_of_four("shm", "");
+}
+
+Test(fault, kill9_one_of_four_ucx, .timeout = 60)
+{
+    if (!GV_HAVE_UCX)
+        cr_skip_test("ucx was not built");
+    kill_one_of_four("ucx", "UCX_TLS=sm,self");
+}
+
+Test(fault, kill9_one_of_four_ofi, .timeout = 60)
+{
+    if (!GV_HAVE_OFI)
+        cr_skip_test("ofi was not built");
+    kill_one_of_four("ofi", "FI_PROVIDER='tcp;ofi_rxm'");
+}
+
+Test(fault, bogus_transport_lists_available, .timeout = 60)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=bogus timeout 30 "
+             "%s/bin/gvrun -n 2 %s/tests/multirank/mr_alltoall",
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d", rc);
+    cr_expect(out && strstr(out, "transport 'bogus' (GV_TRANSPORT) is not "
+                                 "available; built in: self,"),
+              "unexpected output:\n%s", out ? out : "");
+    cr_expect(out && strstr(out, "tcp"), "tcp not listed:\n%s", out);
+    free(out);
+}
+
+Test(fault, bad_value_names_variable, .timeout = 60)
+{
+    static const char *bad[][3] = {
+        {"GV_AGG_BYTES=-3", "GV_AGG_BYTES='-3'", "k, m, g suffix"},
+        {"GV_LOG=loud", "GV_LOG='loud'", "error|warn|info|debug|trace"},
+        {"GV_BIND=sometimes", "GV_BIND='sometimes'", "core|none"},
+        {"GV_SPIN_US=1e3", "GV_SPIN_US='1e3'", "whole number"},
+    };
+    char   cmd[512], *out;
+    size_t i;
+    int    rc;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
+                 "%s/tests/multirank/mr_alltoall", bad[i][0], GV_BUILD_DIR,
+                 GV_BUILD_DIR);
+        rc = run(cmd, &out);
+        cr_expect(rc == 1, "%s: exit %d", bad[i][0], rc);
+        cr_expect(out && strstr(out, bad[i][1]) && strstr(out, bad[i][2]),
+                  "%s: message does not name the variable, value and what "
+                  "is accepted:\n%s", bad[i][0], out ? out : "");
+        free(out);
+    }
+}

@@ -1,0 +1,64 @@
+/* Payload sizes from 0 bytes to past 1 MiB, each verified byte for byte,
+ * from every rank to the next and to itself, in order.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/mr.h"
+
+static const size_t sizes[] = {0, 1, 3, 7, 8, 9, 63, 64, 65, 1000, 4095,
+                               4096, 4097, 65535, 65536, 65537, 100000,
+                               262144, 1048575, 1048576, 1048577,
+                               (2u << 20) + 13};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+static unsigned next_idx[2]; /* [0] from the left neighbour, [1] from self */
+static gv_am_id_t id;
+
+static void on_msg(int src, const void *payload, size_t len, void *arg)
+{
+    int      self = (src == gv_rank());
+    unsigned k    = next_idx[self];
+
+    MR_CHECK(k < NSIZES, "more messages than sent from rank %d", src);
+    MR_CHECK(len == sizes[k], "from rank %d: message %u has %zu bytes, "
+             "expected %zu", src, k, len, sizes[k]);
+    MR_CHECK(mr_verify(payload, len, ((uint64_t)src << 32) | k),
+             "corrupt %zu-byte payload from rank %d", len, src);
+    next_idx[self]++;
+}
+
+int main(int argc, char **argv)
+{
+    uint8_t *buf = malloc(sizes[NSIZES - 1]);
+    unsigned k;
+    int      right;
+
+    mr_init(&argc, &argv);
+    MR_OK(gv_am_register(on_msg, NULL, &id));
+    MR_CHECK(gv_am_max_payload() >= (1u << 20), "max payload %zu",
+             gv_am_max_payload());
+    right = (gv_rank() + 1) % gv_nranks();
+    gv_barrier();
+    for (k = 0; k < NSIZES; k++) {
+        mr_fill(buf, sizes[k], ((uint64_t)gv_rank() << 32) | k);
+        if (right != gv_rank())
+            MR_OK(gv_am_send(right, id, buf, sizes[k]));
+        MR_OK(gv_am_send(gv_rank(), id, buf, sizes[k]));
+    }
+    /* Out of range is an error, not a crash. */
+    MR_CHECK(gv_am_send(gv_nranks(), id, buf, 8) == GV_ERR_INVALID,
+             "send to rank %d accepted", gv_nranks());
+    MR_CHECK(gv_am_send(-1, id, buf, 8) == GV_ERR_INVALID, "rank -1");
+    MR_CHECK(gv_am_send(0, (gv_am_id_t)(id + 100), buf, 8) == GV_ERR_INVALID,
+             "unregistered handler id accepted");
+    gv_barrier();
+    MR_CHECK(next_idx[1] == NSIZES, "%u of %zu messages to self", next_idx[1],
+             NSIZES);
+    if (gv_nranks() > 1)
+        MR_CHECK(next_idx[0] == NSIZES, "%u of %zu messages from the left",
+                 next_idx[0], NSIZES);
+    if (gv_rank() == 0)
+        printf("sizes: 0 B .. %zu B over %s: ok\n", sizes[NSIZES - 1],
+               gv_transport_name());
+    free(buf);
+    gv_finalize();
+    return 0;
+}

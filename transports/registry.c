@@ -1,0 +1,196 @@
+/* The built-in transports, best first, and selection by GV_TRANSPORT.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "transports/transport.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const gv_tl_entry_t gv__tl_builtin[] = {
+    {"self", &gv_tl_self_ops, NULL},
+#if GV_HAVE_SHM
+    {"shm", &gv_tl_shm_ops, NULL},
+#endif
+#if GV_HAVE_UCX
+    {"ucx", &gv_tl_ucx_ops, NULL},
+#else
+    {"ucx", NULL, "needs libucx-dev; rebuild with UCX=1"},
+#endif
+#if GV_HAVE_OFI
+    {"ofi", &gv_tl_ofi_ops, NULL},
+#else
+    {"ofi", NULL, "needs libfabric-dev; rebuild with OFI=1"},
+#endif
+#if GV_HAVE_MPI
+    {"mpi", &gv_tl_mpi_ops, NULL},
+#else
+    {"mpi", NULL, "needs libopenmpi-dev; rebuild with MPI=1"},
+#endif
+#if GV_HAVE_TCP
+    {"tcp", &gv_tl_tcp_ops, NULL},
+#endif
+};
+const size_t gv__tl_nbuiltin = sizeof(gv__tl_builtin) /
+                               sizeof(gv__tl_builtin[0]);
+
+void gv__tl_caps_str(uint32_t caps, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s%s", (caps & GV_TL_CAP_AM) ? "AM" : "",
+             (caps & GV_TL_CAP_RMA) ? ",RMA" : "",
+             (caps & GV_TL_CAP_ATOMIC64) ? ",ATOMIC64" : "",
+             (caps & GV_TL_CAP_WAIT) ? ",WAIT" : "");
+}
+
+gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
+                         size_t len)
+{
+    const char *bad = NULL;
+
+    if (ops->version != GV_TL_OPS_VERSION)
+        bad = "ops version mismatch";
+    else if (!ops->init || !ops->fini || !ops->progress || !ops->am_send)
+        bad = "missing mandatory entry point (init, fini, progress, am_send)";
+    else if (!(caps & GV_TL_CAP_AM))
+        bad = "does not declare GV_TL_CAP_AM";
+    else if (!!(caps & GV_TL_CAP_RMA) != (ops->put && ops->get))
+        bad = "GV_TL_CAP_RMA disagrees with the put/get slots";
+    else if (!!(caps & GV_TL_CAP_ATOMIC64) && !ops->atomic64)
+        bad = "GV_TL_CAP_ATOMIC64 without an atomic64 slot";
+    else if ((caps & (GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64)) && !ops->flush)
+        bad = "one-sided capabilities without a flush slot";
+    else if (!!(caps & GV_TL_CAP_WAIT) && !ops->wait)
+        bad = "GV_TL_CAP_WAIT without a wait slot";
+    if (bad == NULL)
+        return GV_OK;
+    snprintf(why, len, "%s", bad);
+    return GV_ERR_INVALID;
+}
+
+static gv_status_t try_open(const gv_tl_entry_t *e, gv_boot_t *boot,
+                            const gv_tl_params_t *params, gv_tl_t **tl_p)
+{
+    gv_tl_t    *tl = gv_calloc(1, sizeof(*tl));
+    gv_status_t status;
+    char        why[128];
+
+    tl->ops    = e->ops;
+    tl->boot   = boot;
+    tl->rank   = boot->rank;
+    tl->size   = boot->size;
+    tl->params = *params;
+    status     = e->ops->init(tl);
+    if (status != GV_OK) {
+        gv_free(tl);
+        return status;
+    }
+    if (gv__tl_check(e->ops, tl->attr.caps, why, sizeof(why)) != GV_OK) {
+        gv_error("transport '%s' is broken: %s", e->name, why);
+        e->ops->fini(tl);
+        gv_free(tl);
+        return GV_ERR_INVALID;
+    }
+    *tl_p = tl;
+    return GV_OK;
+}
+
+static void list_available(char *buf, size_t len)
+{
+    size_t i, off;
+    int    n = 0;
+
+    off = (size_t)snprintf(buf, len, "built in:");
+    for (i = 0; (i < gv__tl_nbuiltin) && (off < len); i++)
+        if (gv__tl_builtin[i].ops != NULL)
+            off += (size_t)snprintf(buf + off, len - off, "%s %s",
+                                    (n++ > 0) ? "," : "",
+                                    gv__tl_builtin[i].name);
+    for (i = 0, n = 0; (i < gv__tl_nbuiltin) && (off < len); i++)
+        if (gv__tl_builtin[i].ops == NULL)
+            off += (size_t)snprintf(buf + off, len - off, "%s %s (%s)",
+                                    (n++ > 0) ? "," : "; not built:",
+                                    gv__tl_builtin[i].name,
+                                    gv__tl_builtin[i].why_not);
+}
+
+/* The row GV_TRANSPORT names, or NULL after logging why it cannot be used;
+ * "auto" is accepted and gives NULL with *is_auto set. */
+static const gv_tl_entry_t *lookup(const char *name, int *is_auto)
+{
+    char   avail[512];
+    size_t i;
+
+    *is_auto = (name[0] == '\0') || (strcmp(name, "auto") == 0);
+    if (*is_auto)
+        return NULL;
+    for (i = 0; i < gv__tl_nbuiltin; i++) {
+        const gv_tl_entry_t *e = &gv__tl_builtin[i];
+        if (strcmp(e->name, name) != 0)
+            continue;
+        if (e->ops == NULL) {
+            gv_error("transport '%s' (GV_TRANSPORT) was not built: %s", name,
+                     e->why_not);
+            return NULL;
+        }
+        return e;
+    }
+    list_available(avail, sizeof(avail));
+    gv_error("transport '%s' (GV_TRANSPORT) is not available; %s", name,
+             avail);
+    return NULL;
+}
+
+gv_status_t gv__tl_name_check(const char *name)
+{
+    int is_auto;
+    return ((lookup(name, &is_auto) != NULL) || is_auto) ? GV_OK
+                                                         : GV_ERR_NOT_FOUND;
+}
+
+gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
+                        const gv_tl_params_t *params, gv_tl_t **tl_p)
+{
+    const gv_tl_entry_t *e;
+    char                 avail[512];
+    gv_status_t          status;
+    size_t               i;
+    int                  is_auto;
+
+    if ((name[0] == '\0') || (strcmp(name, "auto") == 0)) {
+        for (i = 0; i < gv__tl_nbuiltin; i++) {
+            e = &gv__tl_builtin[i];
+            if (e->ops == NULL)
+                continue;
+            /* self is for one rank; mpi needs an MPI launcher (the MPI
+             * bootstrap is chosen only when GV_TRANSPORT names it). */
+            if (((strcmp(e->name, "self") == 0) && (boot->size != 1)) ||
+                (strcmp(e->name, "mpi") == 0))
+                continue;
+            status = try_open(e, boot, params, tl_p);
+            if (status == GV_OK) {
+                gv_info("transport %s (auto: first of the built transports "
+                        "that works here)", e->name);
+                return GV_OK;
+            }
+            gv_info("auto: transport %s does not work here: %s", e->name,
+                    gv_status_str(status));
+        }
+        list_available(avail, sizeof(avail));
+        gv_error("no transport works here (GV_TRANSPORT=auto); %s", avail);
+        return GV_ERR_UNSUPPORTED;
+    }
+    e = lookup(name, &is_auto);
+    if (e == NULL)
+        return GV_ERR_NOT_FOUND;
+    status = try_open(e, boot, params, tl_p);
+    if (status != GV_OK)
+        gv_error("transport '%s' (GV_TRANSPORT) failed to start: %s", name,
+                 gv_status_str(status));
+    return status;
+}
+
+void gv__tl_close(gv_tl_t *tl)
+{
+    if (tl == NULL)
+        return;
+    tl->ops->fini(tl);
+    gv_free(tl);
+}

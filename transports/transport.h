@@ -1,0 +1,187 @@
+/* The transport abstraction: one const ops table per backend, capability
+ * bits, and the registry that picks one from GV_TRANSPORT. Internal: nothing
+ * above transports/ names a backend. SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Threading: every call happens on the rank's one thread.
+ *
+ * Messages. A transport delivers byte messages reliably and in order per
+ * pair of ranks. The upper layer (aggregator/) gives each message a header
+ * of at most GV_TL_MAX_HDR bytes and a payload; the transport may copy them
+ * into one frame. Receives are pushed: from inside progress() the transport
+ * calls params->recv_cb(arg, src, data, len) once per message, with a
+ * borrowed buffer valid until the callback returns (header and payload are
+ * contiguous in it). The callback may call am_send() (replies) but never
+ * progress(); if am_send() says GV_ERR_NO_RESOURCE there, the upper layer
+ * queues the message and retries later.
+ *
+ * Send completion: am_send() returns
+ *   GV_OK             the bytes were consumed (sent or copied): the caller
+ *                     may reuse hdr and payload at once; req is not used.
+ *   GV_INPROGRESS     hdr and payload must stay valid and unchanged until
+ *                     req->cb(req, status) runs from a later progress().
+ *   GV_ERR_NO_RESOURCE nothing was sent; progress and retry.
+ *   GV_ERR_UNREACHABLE the peer is gone (already reported).
+ * am_send() is never called with dst == own rank (the layer above
+ * short-circuits), and hdr_len + len <= attr.max_msg.
+ *
+ * One-sided operations (optional, capability bits) address a peer's
+ * symmetric heap by (rank, byte offset). The transport allocates the heap
+ * itself when it has GV_TL_CAP_RMA or GV_TL_CAP_ATOMIC64 (so that it can
+ * live in shared memory or be registered) and reports its base in
+ * attr.heap_base; otherwise the core allocates it. Operations to the own
+ * rank must work. They are non-blocking: issued ops complete at the latest
+ * when a later flush() covering their destination completes; a fetched
+ * result (get's buffer, *result_p) is valid only after that. A non-NULL req
+ * asks for completion of that one op: GV_OK means already complete,
+ * GV_INPROGRESS means req->cb runs later (a transport may complete more
+ * than it was asked to).
+ *
+ * Peer failure: a transport that notices a peer is gone calls
+ * gv__peer_failed(rank, reason), which stops the job (or returns 0 during
+ * finalize, when the transport just forgets the peer).
+ */
+#ifndef GV_TRANSPORTS_TRANSPORT_H
+#define GV_TRANSPORTS_TRANSPORT_H
+
+#include "core/core.h"
+#include "core/boot.h"
+
+#define GV_TL_OPS_VERSION 1
+#define GV_TL_MAX_HDR     32   /* bytes of header any transport accepts */
+
+/* Capability bits. The registry rejects a table whose bits and non-NULL
+ * slots disagree. */
+enum {
+    GV_TL_CAP_AM       = 1u << 0, /* am_send (mandatory) */
+    GV_TL_CAP_RMA      = 1u << 1, /* put, get */
+    GV_TL_CAP_ATOMIC64 = 1u << 2, /* atomic64: add, fetch-add, cswap, swap */
+    GV_TL_CAP_WAIT     = 1u << 3, /* wait(): block until an event may be in */
+};
+
+typedef enum {
+    GV_TL_AMO_ADD,    /* *p += v               (no result)           */
+    GV_TL_AMO_FADD,   /* old = *p; *p += v     (result old)          */
+    GV_TL_AMO_CSWAP,  /* old = *p; if (old == cmp) *p = v (result old) */
+    GV_TL_AMO_SWAP,   /* old = *p; *p = v      (result old)          */
+    GV_TL_AMO_LAST
+} gv_tl_amo_t;
+
+typedef struct gv_req gv_req_t;
+typedef void (*gv_req_cb)(gv_req_t *req, gv_status_t status);
+/* Owned by the caller, which keeps it valid until cb has run. */
+struct gv_req {
+    gv_req_cb cb;
+    void     *arg;
+};
+
+typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
+                              size_t len);
+
+/* What the core asks of a transport at init. */
+typedef struct gv_tl_params {
+    gv_tl_recv_cb recv_cb;
+    void         *recv_arg;
+    size_t        heap_size;   /* bytes of symmetric heap per rank */
+} gv_tl_params_t;
+
+/* What the transport reports from init. */
+typedef struct gv_tl_attr {
+    uint32_t caps;             /* GV_TL_CAP_* */
+    size_t   max_msg;          /* largest hdr_len + len of one message */
+    size_t   max_inline;       /* messages up to this hdr_len + len never
+                                  return GV_INPROGRESS (the transport copies
+                                  them), so callers need not copy first;
+                                  0 (the default) promises nothing */
+    void    *heap_base;        /* own heap, heap_size bytes, or NULL */
+    char     detail[128];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
+} gv_tl_attr_t;
+
+typedef struct gv_tl gv_tl_t;
+typedef struct gv_tl_ops gv_tl_ops_t;
+
+struct gv_tl {
+    const gv_tl_ops_t *ops;
+    void              *priv;   /* the backend's state */
+    gv_boot_t         *boot;
+    int                rank, size;
+    gv_tl_params_t     params;
+    gv_tl_attr_t       attr;
+};
+
+struct gv_tl_ops {
+    uint32_t    version;       /* GV_TL_OPS_VERSION */
+    const char *name;          /* lower case, unique: what GV_TRANSPORT says */
+    /* Mandatory. Collective (may use tl->boot to exchange addresses). Reads
+     * tl->params, fills tl->priv and tl->attr. On failure returns an error
+     * after logging why at info level (auto tries the next backend) and
+     * leaves nothing behind. GV_ERR_UNSUPPORTED: cannot work here. */
+    gv_status_t (*init)(gv_tl_t *tl);
+    /* Mandatory. Called after a global barrier; peers may close at once. */
+    void        (*fini)(gv_tl_t *tl);
+    /* Mandatory. Deliver arrived messages, complete sends. Never blocks.
+     * Returns the number of events handled (0: nothing happened). */
+    unsigned    (*progress)(gv_tl_t *tl);
+    /* Mandatory. See the header comment. */
+    gv_status_t (*am_send)(gv_tl_t *tl, int dst, const void *hdr,
+                           size_t hdr_len, const void *payload, size_t len,
+                           gv_req_t *req);
+    /* Optional (GV_TL_CAP_WAIT). Block until a message may have arrived or
+     * timeout_us passed. Spurious returns are fine; sleeping through an
+     * arrival is not. Only called when the rank waits for incoming
+     * messages; a rank waiting for send resources (GV_ERR_NO_RESOURCE)
+     * yields instead, so wait() need not watch for freed send space. */
+    void        (*wait)(gv_tl_t *tl, unsigned timeout_us);
+    /* Optional (GV_TL_CAP_RMA). */
+    gv_status_t (*put)(gv_tl_t *tl, int dst, uint64_t off, const void *buf,
+                       size_t len, gv_req_t *req);
+    gv_status_t (*get)(gv_tl_t *tl, int dst, uint64_t off, void *buf,
+                       size_t len, gv_req_t *req);
+    /* Optional (GV_TL_CAP_ATOMIC64). off is 8-byte aligned. */
+    gv_status_t (*atomic64)(gv_tl_t *tl, gv_tl_amo_t op, int dst,
+                            uint64_t off, uint64_t value, uint64_t compare,
+                            uint64_t *result_p, gv_req_t *req);
+    /* Mandatory when RMA or ATOMIC64: complete every one-sided op issued so
+     * far to dst (-1: to every rank). GV_OK or GV_INPROGRESS (req->cb). */
+    gv_status_t (*flush)(gv_tl_t *tl, int dst, gv_req_t *req);
+};
+
+/* A registry row: a backend that was not built keeps its row with a reason. */
+typedef struct gv_tl_entry {
+    const char        *name;
+    const gv_tl_ops_t *ops;
+    const char        *why_not;
+} gv_tl_entry_t;
+
+/* Built-in backends, best first. */
+extern const gv_tl_entry_t gv__tl_builtin[];
+extern const size_t        gv__tl_nbuiltin;
+
+/* Open the transport GV_TRANSPORT names (or the first that works, for
+ * auto). Logs one error that lists what is available on failure. */
+gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
+                        const gv_tl_params_t *params, gv_tl_t **tl_p);
+void        gv__tl_close(gv_tl_t *tl);
+/* Is GV_TRANSPORT's value usable (auto, or a built transport)? Logs the
+ * error that lists what is available when not. */
+gv_status_t gv__tl_name_check(const char *name);
+/* Check a table's bits against its slots: GV_OK or GV_ERR_INVALID. */
+gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
+                         size_t len);
+/* "AM,RMA,ATOMIC64,WAIT" */
+void        gv__tl_caps_str(uint32_t caps, char *buf, size_t len);
+
+/* The backends' tables (one per file). */
+extern const gv_tl_ops_t gv_tl_self_ops;
+extern const gv_tl_ops_t gv_tl_tcp_ops;
+extern const gv_tl_ops_t gv_tl_shm_ops;
+#if GV_HAVE_UCX
+extern const gv_tl_ops_t gv_tl_ucx_ops;
+#endif
+#if GV_HAVE_OFI
+extern const gv_tl_ops_t gv_tl_ofi_ops;
+#endif
+#if GV_HAVE_MPI
+extern const gv_tl_ops_t gv_tl_mpi_ops;
+#endif
+
+#endif
