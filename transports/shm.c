@@ -356,6 +356,15 @@ static int seg_layout(shm_t *s, size_t heap_req, uint64_t ring_env)
     return 0;
 }
 
+/* Ask for huge pages on the heap (remote atomics and puts land anywhere
+ * in it, so TLB reach matters); the kernel may say no, which is fine. */
+static void seg_advise(shm_t *s, void *base)
+{
+    if (s->heap_size >= SHM_HUGE)
+        (void)madvise(base, s->heap_size & ~(size_t)(SHM_HUGE - 1),
+                      MADV_HUGEPAGE);
+}
+
 static shm_seg_hdr_t *seg_hdr(shm_t *s, void *base)
 {
     return (shm_seg_hdr_t *)((uint8_t *)base + align_up(s->heap_size,
@@ -408,8 +417,7 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, void **base_p)
         goto err_unlink;
     }
     close(fd);
-    if (s->heap_size >= SHM_HUGE)
-        (void)madvise(base, s->heap_size, MADV_HUGEPAGE);
+    seg_advise(s, base);
     h            = seg_hdr(s, base);
     h->version   = SHM_VERSION;
     h->rank      = (uint32_t)s->rank;
@@ -464,6 +472,7 @@ static gv_status_t seg_attach(shm_t *s, uint64_t job_id, int peer,
         goto err_close;
     }
     close(fd);
+    seg_advise(s, base);
     h = seg_hdr(s, base);
     if ((__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != SHM_MAGIC) ||
         (h->version != SHM_VERSION) || (h->rank != (uint32_t)peer) ||
