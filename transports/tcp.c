@@ -433,7 +433,12 @@ static gv_status_t conn_sendv(tcp_tl_t *t, tcp_conn_t *c, struct iovec *iov,
     msg.msg_iov    = iov;
     msg.msg_iovlen = (size_t)iovcnt;
     do {
-        n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        /* send() skips the iovec import that sendmsg() pays for. */
+        if (iovcnt == 1)
+            n = send(c->fd, iov[0].iov_base, iov[0].iov_len,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+        else
+            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     } while ((n < 0) && (errno == EINTR));
     if ((size_t)n == flen)
         return GV_OK;
