@@ -96,8 +96,7 @@ QUIET_LINK = @printf '  LINK  %s\n' $@;
 QUIET_AR   = @printf '  AR    %s\n' $@;
 endif
 
-.PHONY: all lib tools perf tests test test-unit test-multirank fuzz info demo \
-        install clean
+.PHONY: all lib tools perf tests test fuzz-run info demo install clean
 all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
@@ -145,6 +144,7 @@ $(BUILD)/tests/multirank/driver%: tests/multirank/driver%.c $(LIB_A)
 # The test command: unit tests, then every multi-rank test over every built
 # transport. Criterion forks each test; the driver puts a time limit on each.
 test: all
+	@scripts/deps.sh --check
 	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
 	@set -e; for t in $(UNITS); do echo "== $$t"; $$t --jobs 2 $(TEST_ARGS); done
 	@set -e; for d in $(DRIVERS); do echo "== $$d"; $$d --jobs 1 $(TEST_ARGS); done
@@ -168,8 +168,13 @@ endif
 info: tools
 	$(BUILD)/bin/gvinfo -c -t
 
-demo: all
-	$(BUILD)/bin/gvrun -n 2 $(BUILD)/perf/pingpong
+# The README's first command: packages (as root), build, then the ping-pong
+# over the default transport on 2 local ranks.
+demo:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/bin/gvinfo -t
+	$(BUILD)/bin/gvrun -n 2 $(BUILD)/perf/pingpong -S 1048576
 
 PC_LIBS := $(LDLIBS)
 install: lib tools

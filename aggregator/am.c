@@ -5,14 +5,24 @@
  * Every message to a rank goes through that rank's FIFO queue of transport
  * messages, so per-pair order holds whatever the path: an open batch is
  * the queue's tail while it fills; a message too large for a batch closes
- * it and queues behind it. SPDX-License-Identifier: BSD-3-Clause */
+ * it and queues behind it.
+ *
+ * Flow control. A sender outside handlers may have at most GV_AGG_CREDITS
+ * transport messages queued per destination beyond the open batch; past
+ * that it progresses (receiving, completing) until the transport takes
+ * more, so memory held per destination is at most (credits + 1) buffers
+ * and two ranks flooding each other keep draining each other. Inside a
+ * handler a send is never refused and never waits: it queues. Handlers
+ * thus cannot deadlock, and the memory their sends take is bounded by
+ * what arrives, which the senders' credits bound (a handler that sends k
+ * messages per message it handles multiplies that bound by k). The
+ * transports bound their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
+ * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "aggregator/wire.h"
 
 #include <stdio.h>
 
-#define SEND_BACKLOG_MAX 4   /* queued transport messages per destination
-                                before a sender outside a handler waits */
 #define REJECT_LOG_MAX   10  /* log this many rejections, then count only */
 
 typedef struct out_msg {
@@ -67,6 +77,7 @@ static struct {
     uint64_t      timeout_ns;
     size_t        max_msg;        /* transport's, minus nothing */
     size_t        max_inline;
+    unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
     unsigned      nhandlers;
     peer_t       *peers;
@@ -139,6 +150,20 @@ static void set_hdr(out_msg_t *m, uint8_t type, uint16_t id)
 
 /* ---- queues ----------------------------------------------------------- */
 
+/* Bytes held in send queues: an open or queued batch counts whole, since
+ * its buffer is allocated whole. */
+static void account(size_t n)
+{
+    am.stats.queued_bytes += n;
+    if (am.stats.queued_bytes > am.stats.queued_bytes_max)
+        am.stats.queued_bytes_max = am.stats.queued_bytes;
+}
+
+static void unaccount(const out_msg_t *m)
+{
+    am.stats.queued_bytes -= m->is_batch ? am.agg_bytes : m->len;
+}
+
 static void enqueue(peer_t *p, out_msg_t *m)
 {
     if (p->tail != NULL)
@@ -147,6 +172,7 @@ static void enqueue(peer_t *p, out_msg_t *m)
         p->head = m;
     p->tail = m;
     p->queued++;
+    account(m->is_batch ? am.agg_bytes : m->len);
 }
 
 static void close_open(peer_t *p)
@@ -182,6 +208,7 @@ static void ship(int dst)
         if (p->head == NULL)
             p->tail = NULL;
         p->queued--;
+        unaccount(m);
         am.stats.tl_msgs_sent++;
         am.stats.tl_bytes_sent += m->hdr_len + m->len;
         if (status == GV_OK) {
@@ -468,7 +495,7 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
             memcpy(m->data, payload + off, n);
             enqueue(p, m);
             ship(dst);
-            drain_to(dst, SEND_BACKLOG_MAX);
+            drain_to(dst, am.credits);
         }
         off += n;
     } while (off < len);
@@ -523,7 +550,7 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
             remove_open(dst);
             ship(dst);
         }
-        drain_to(dst, SEND_BACKLOG_MAX);
+        drain_to(dst, am.credits);
         return GV_OK;
     }
     /* On its own: close the open batch first so that order holds. */
@@ -548,7 +575,7 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
     set_hdr(m, GV_WIRE_AM, id);
     enqueue(p, m);
     ship(dst);
-    drain_to(dst, SEND_BACKLOG_MAX);
+    drain_to(dst, am.credits);
     return GV_OK;
 }
 
@@ -744,6 +771,7 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.aggregate  = gv__env.AGGREGATE;
     am.max_msg    = tl->attr.max_msg;
     am.max_inline = tl->attr.max_inline;
+    am.credits    = (unsigned)gv__env.AGG_CREDITS;
     if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {
         gv_error("transport %s takes messages of at most %zu bytes; the AM "
                  "layer needs 256", tl->ops->name, am.max_msg);
@@ -793,7 +821,7 @@ void gv__am_fini(void)
 
 size_t gv__am_memory_bound(void)
 {
-    return (size_t)am.size * (SEND_BACKLOG_MAX + 1) * am.agg_bytes;
+    return (size_t)(am.credits + 1) * am.agg_bytes;
 }
 
 void gv_am_stats(gv_am_stats_t *stats_p)

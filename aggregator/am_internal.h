@@ -18,7 +18,8 @@ unsigned    gv__am_progress(void);
 void        gv__am_idle(void);
 /* Print the stats line (GV_STATS). */
 void        gv__am_stats_print(void);
-/* Bytes the aggregator may hold (for gvinfo and the docs). */
+/* Bytes the send queues to one destination may hold when the sender is
+ * outside handlers (GV_AGG_CREDITS + 1 buffers). */
 size_t      gv__am_memory_bound(void);
 
 #endif

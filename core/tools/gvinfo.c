@@ -99,8 +99,14 @@ int main(int argc, char **argv)
         gv__env_print(stdout, 0);
     if (md)
         gv__env_print(stdout, 1);
-    if (tls)
+    if (tls) {
         print_transports();
+        printf("aggregator: a sender outside handlers holds at most "
+               "(GV_AGG_CREDITS + 1) x GV_AGG_BYTES = %llu bytes per "
+               "destination\n",
+               (unsigned long long)((gv__env.AGG_CREDITS + 1) *
+                                    gv__env.AGG_BYTES));
+    }
     if (topo)
         gv__topo_print(stdout);
     return 0;

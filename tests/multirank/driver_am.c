@@ -43,12 +43,14 @@ typedef struct {
     int         nranks;
     const char *args;
     int         timeout_s;
+    const char *env;   /* extra GV_* settings for this case */
 } mr_case_t;
 
-#define ALL_TLS(_prog, _n, _args, _t)                                        \
-    {0, _prog, _n, _args, _t}, {1, _prog, _n, _args, _t},                    \
-    {2, _prog, _n, _args, _t}, {3, _prog, _n, _args, _t},                    \
-    {4, _prog, _n, _args, _t}, {5, _prog, _n, _args, _t}
+#define ALL_TLS_ENV(_prog, _n, _args, _t, _e)                                \
+    {0, _prog, _n, _args, _t, _e}, {1, _prog, _n, _args, _t, _e},            \
+    {2, _prog, _n, _args, _t, _e}, {3, _prog, _n, _args, _t, _e},            \
+    {4, _prog, _n, _args, _t, _e}, {5, _prog, _n, _args, _t, _e}
+#define ALL_TLS(_prog, _n, _args, _t) ALL_TLS_ENV(_prog, _n, _args, _t, "")
 
 static mr_case_t cases[] = {
     ALL_TLS("mr_alltoall", 2, "-n 3000 -S 8192", 90),
@@ -62,10 +64,14 @@ static mr_case_t cases[] = {
     ALL_TLS("mr_idle", 8, "", 60),
     ALL_TLS("mr_rma", 2, "", 90),
     ALL_TLS("mr_rma", 4, "", 120),
+    ALL_TLS_ENV("mr_alltoall", 2, "-n 3000 -S 8192", 90, "GV_AGGREGATE=0"),
+    ALL_TLS_ENV("mr_barrier", 4, "", 90, "GV_AGGREGATE=0"),
+    ALL_TLS_ENV("mr_slow", 3, "", 120, "GV_AGG_BYTES=4096 GV_AGG_CREDITS=2"),
+    ALL_TLS_ENV("mr_storm", 8, "", 120, "GV_AGG_BYTES=256 GV_AGG_CREDITS=1"),
     ALL_TLS("mr_steal", 2, "", 90),
     ALL_TLS("mr_steal", 4, "", 120),
-    {0, "mr_tcp_stranger", 4, "", 90},
-    {1, "mr_shm_cleanup", 4, "", 60},
+    {0, "mr_tcp_stranger", 4, "", 90, ""},
+    {1, "mr_shm_cleanup", 4, "", 60, ""},
 };
 
 /* Run a shell command with output to a temporary file; returns the exit
@@ -123,14 +129,16 @@ ParameterizedTest(mr_case_t *c, multirank, run, .timeout = 200)
     if (!exists(c->prog))
         cr_skip_test("%s was not built", c->prog);
     snprintf(cmd, sizeof(cmd),
-             "env GV_TRANSPORT=%s %s GV_WARN_UNUSED_ENV=0 timeout -k 5 %d "
+             "env GV_TRANSPORT=%s %s %s GV_WARN_UNUSED_ENV=0 timeout -k 5 %d "
              "%s/bin/gvrun -n %d %s/tests/multirank/%s %s", t->name, t->env,
-             c->timeout_s, GV_BUILD_DIR, c->nranks, GV_BUILD_DIR, c->prog,
+             c->env, c->timeout_s, GV_BUILD_DIR, c->nranks, GV_BUILD_DIR, c->prog,
              c->args);
     rc = run(cmd, &out);
     if (rc == 77)
         cr_skip_test("%s over %s -n %d: %s", c->prog, t->label, c->nranks,
                      out ? out : "");
+    cr_log_info("%s %s over %s -n %d: exit %d", c->env, c->prog, t->label,
+                c->nranks, rc);
     if (rc != 0)
         cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
     cr_expect_eq(rc, 0, "%s over %s with %d ranks: exit %d%s", c->prog,
