@@ -5,9 +5,11 @@
  *   mpirun -np 2 [--mca btl self,vader] build/perf/mpi_pingpong [-s size]
  *          [-r reps] [-m max_size]
  *
- * Prints "mpi_pingpong size=S lat_us=X bw_MBps=Y": X is half the median
- * round-trip time over the repetitions, Y is S / X (bytes per microsecond,
- * that is MB/s), the same definitions perf/pingpong uses.
+ * Prints "mpi_pingpong size=S lat_us=X bw_MBps=Y", medians over the
+ * repetitions, measured the way perf/pingpong measures: X is half the
+ * round-trip time of a strict ping-pong; Y streams windows of -w messages
+ * (MPI_Isend / MPI_Irecv, MPI_Waitall) with one empty reply per window,
+ * in bytes per microsecond (MB/s). Iteration counts match perf/pingpong.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +25,14 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Enough round trips that one repetition takes about a millisecond or
- * more, so that timer resolution does not matter. */
+/* Iterations per repetition, as perf/pingpong chooses them. */
 static int iters_for(size_t size)
 {
-    if (size <= 1024)
-        return 10000;
-    if (size <= 65536)
-        return 2000;
-    return 200;
+    return (size <= 4096) ? 20000 : (int)((64u << 20) / size) + 10;
 }
 
-static double run(char *buf, size_t size, int iters, int rank)
+/* One-way latency in microseconds. */
+static double run_lat(char *buf, size_t size, int iters, int rank)
 {
     double t0;
     int    i;
@@ -52,16 +50,45 @@ static double run(char *buf, size_t size, int iters, int rank)
             MPI_Send(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
     }
-    /* One-way latency in microseconds. */
     return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+}
+
+/* Streaming bandwidth in MB/s: windows of @a window messages from rank 0,
+ * each window answered by an empty message from rank 1. */
+static double run_bw(char *buf, size_t size, int iters, int window,
+                     MPI_Request *reqs, int rank)
+{
+    int    nwin = (iters + window - 1) / window, i, j;
+    double t0;
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (i = 0; i < nwin; i++) {
+        if (rank == 0) {
+            for (j = 0; j < window; j++)
+                MPI_Isend(buf, (int)size, MPI_BYTE, 1, 2, MPI_COMM_WORLD,
+                          &reqs[j]);
+            MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+            MPI_Recv(NULL, 0, MPI_BYTE, 1, 3, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            for (j = 0; j < window; j++)
+                MPI_Irecv(buf, (int)size, MPI_BYTE, 0, 2, MPI_COMM_WORLD,
+                          &reqs[j]);
+            MPI_Waitall(window, reqs, MPI_STATUSES_IGNORE);
+            MPI_Send(NULL, 0, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        }
+    }
+    return (double)size * window * nwin / ((MPI_Wtime() - t0) * 1e6);
 }
 
 int main(int argc, char **argv)
 {
-    size_t only = 0, max_size = 1u << 20, size;
-    int    reps = 11, rank, nranks, provided, opt, r;
-    char  *buf;
-    double lat[101];
+    size_t       only = 0, max_size = 1u << 20, size;
+    int          reps = 7, window = 64, rank, nranks, provided, opt, r;
+    char        *buf;
+    double       lat[101], bw[101];
+    MPI_Request *reqs;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -73,16 +100,20 @@ int main(int argc, char **argv)
             max_size = strtoull(argv[++opt], NULL, 0);
         else if ((strcmp(argv[opt], "-r") == 0) && (opt + 1 < argc))
             reps = atoi(argv[++opt]);
+        else if ((strcmp(argv[opt], "-w") == 0) && (opt + 1 < argc))
+            window = atoi(argv[++opt]);
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: %s [-s size] [-m max_size] "
-                        "[-r reps]\n", argv[0]);
+                        "[-r reps] [-w window]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
     }
     if ((reps < 1) || (reps > 101))
-        reps = 11;
+        reps = 7;
+    if ((window < 1) || (window > 4096))
+        window = 64;
     if (only != 0)
         max_size = only;
     if ((nranks < 2) || (max_size > (1u << 30))) {
@@ -92,25 +123,29 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    buf = malloc(max_size);
-    if (buf == NULL) {
+    buf  = malloc(max_size);
+    reqs = malloc(sizeof(MPI_Request) * (size_t)window);
+    if ((buf == NULL) || (reqs == NULL))
         MPI_Abort(MPI_COMM_WORLD, 1);
-    }
     memset(buf, 'a', max_size);
     for (size = (only != 0) ? only : 8; size <= max_size; size *= 2) {
         int iters = iters_for(size);
 
-        run(buf, size, iters / 10 + 1, rank); /* warm up */
-        for (r = 0; r < reps; r++)
-            lat[r] = run(buf, size, iters, rank);
+        run_lat(buf, size, iters / 10 + 1, rank); /* warm up */
+        for (r = 0; r < reps; r++) {
+            lat[r] = run_lat(buf, size, iters, rank);
+            bw[r]  = run_bw(buf, size, iters, window, reqs, rank);
+        }
         qsort(lat, (size_t)reps, sizeof(lat[0]), cmp_double);
+        qsort(bw, (size_t)reps, sizeof(bw[0]), cmp_double);
         if (rank == 0)
             printf("mpi_pingpong size=%zu lat_us=%.3f bw_MBps=%.1f\n", size,
-                   lat[reps / 2], (double)size / lat[reps / 2]);
+                   lat[reps / 2], bw[reps / 2]);
         fflush(stdout);
         if (only != 0)
             break;
     }
+    free(reqs);
     free(buf);
     MPI_Finalize();
     return 0;

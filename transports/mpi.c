@@ -57,6 +57,8 @@ enum {
 #define STAGE_CHUNK   4096                   /* uint64_t per arena chunk */
 #define STAGE_MAX     64                     /* chunks before a flush_all */
 #define REJECT_LOG    10                     /* bad frames logged, then counted */
+#define NSPARE        8                      /* payload buffers kept for reuse */
+#define SPARE_MAX     ((size_t)64 << 20)     /* ... up to this many bytes */
 
 typedef struct {
     uint64_t payload_len;
@@ -118,8 +120,8 @@ typedef struct {
     mpi_peer_t   *peers;
     int          *held_peers;
     int           nheld_peers;
-    uint8_t      *spare_buf;       /* one recycled payload buffer */
-    size_t        spare_cap;
+    uint8_t      *spare_buf[NSPARE]; /* recycled payload buffers */
+    size_t        spare_cap[NSPARE];
 
     /* one-sided */
     MPI_Win       win;
@@ -178,29 +180,46 @@ static gv_status_t ring_post(mpi_tl_t *m, unsigned i)
     return GV_OK;
 }
 
+/* Payload buffers are recycled: fresh pages for every megabyte would cost
+ * more in page faults than the transfer itself. Take the smallest cached
+ * buffer that fits. */
 static uint8_t *payload_buf_get(mpi_tl_t *m, size_t len, size_t *cap_p)
 {
+    int      i, best = -1;
     uint8_t *p;
 
-    if ((m->spare_buf != NULL) && (m->spare_cap >= len)) {
-        p            = m->spare_buf;
-        *cap_p       = m->spare_cap;
-        m->spare_buf = NULL;
-        m->spare_cap = 0;
-        return p;
+    for (i = 0; i < NSPARE; i++)
+        if ((m->spare_buf[i] != NULL) && (m->spare_cap[i] >= len) &&
+            ((best < 0) || (m->spare_cap[i] < m->spare_cap[best])))
+            best = i;
+    if (best < 0) {
+        *cap_p = len;
+        return gv_malloc(len);
     }
-    *cap_p = len;
-    return gv_malloc(len);
+    p                  = m->spare_buf[best];
+    *cap_p             = m->spare_cap[best];
+    m->spare_buf[best] = NULL;
+    m->spare_cap[best] = 0;
+    return p;
 }
 
-/* Keep the largest buffer for the next large message: fresh pages for
- * every megabyte would cost more page faults than the copy they avoid. */
+/* Keep the buffer in an empty cache slot, or instead of a smaller one,
+ * while the cache stays under SPARE_MAX bytes. */
 static void payload_buf_put(mpi_tl_t *m, uint8_t *buf, size_t cap)
 {
-    if (cap > m->spare_cap) {
-        gv_free(m->spare_buf);
-        m->spare_buf = buf;
-        m->spare_cap = cap;
+    size_t total = 0;
+    int    i, slot = -1;
+
+    for (i = 0; i < NSPARE; i++) {
+        total += m->spare_cap[i];
+        if ((slot < 0) || (m->spare_cap[i] < m->spare_cap[slot]))
+            slot = i;
+    }
+    if ((cap > m->spare_cap[slot]) &&
+        (total - m->spare_cap[slot] + cap <= SPARE_MAX)) {
+        gv_free(m->spare_buf[slot]);
+        m->spare_buf[slot] = buf;
+        m->spare_cap[slot] = cap;
     } else {
         gv_free(buf);
     }
@@ -900,7 +919,8 @@ static void tl_free(mpi_tl_t *m, int size)
         for (i = 0; i < m->nslots; i++)
             gv_free(m->slots[i].buf);
     held_close(m, size);
-    gv_free(m->spare_buf);
+    for (i = 0; i < NSPARE; i++)
+        gv_free(m->spare_buf[i]);
     gv_free(m->slots);
     gv_free(m->act_req);
     gv_free(m->act_slot);
