@@ -258,6 +258,16 @@ Test(mpirun, kill_rank_shm, .timeout = 150)
     kill_rank_2(1);
 }
 
+Test(mpirun, kill_rank_ucx, .timeout = 150)
+{
+    kill_rank_2(2);
+}
+
+Test(mpirun, kill_rank_ofi, .timeout = 150)
+{
+    kill_rank_2(3);
+}
+
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
 
 Test(mpirun, gvrun_refuses_mpi_transport, .timeout = 90)
