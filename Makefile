@@ -96,7 +96,7 @@ QUIET_LINK = @printf '  LINK  %s\n' $@;
 QUIET_AR   = @printf '  AR    %s\n' $@;
 endif
 
-.PHONY: all lib tools perf tests test fuzz-run info demo install clean
+.PHONY: all lib tools perf tests test fuzz-run info demo install install-check clean
 all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
@@ -148,7 +148,18 @@ test: all
 	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
 	@set -e; for t in $(UNITS); do echo "== $$t"; $$t --jobs 2 $(TEST_ARGS); done
 	@set -e; for d in $(DRIVERS); do echo "== $$d"; $$d --jobs 1 $(TEST_ARGS); done
+	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory fuzz-run
+
+# The README's "first program": install, build it with pkg-config, run it.
+install-check: lib tools
+	@rm -rf $(BUILD)/inst
+	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/inst >/dev/null
+	@PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig $(CC) examples/hello.c \
+	  $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
+	  -o $(BUILD)/inst/hello
+	@echo "== install-check: hello built against the installed library with pkg-config"
+	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20

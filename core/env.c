@@ -305,8 +305,14 @@ void gv__env_print(FILE *f, int markdown)
         else
             snprintf(accept, sizeof(accept), "%s", r->accept);
         if (markdown) {
-            fprintf(f, "| `GV_%s` | `%s` | %s | %s |\n", r->name, r->defval,
-                    accept, r->doc);
+            char *c;
+            fprintf(f, "| `GV_%s` | %s%s%s | ", r->name,
+                    r->defval[0] ? "`" : "", r->defval[0] ? r->defval
+                                                           : "(empty)",
+                    r->defval[0] ? "`" : "");
+            for (c = accept; *c != '\0'; c++) /* '|' would end the cell */
+                fputs((*c == '|') ? " \\| " : (char[]){*c, '\0'}, f);
+            fprintf(f, " | %s |\n", r->doc);
             continue;
         }
         format_value(r, &gv__env, val, sizeof(val));

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Side-by-side ping-pong: Grapevine's perf/pingpong over each transport
+# against that transport's own tool, in the same run, with ratios.
+#   tcp, shm       vs ucx_perftest ucp_am_lat/ucp_am_bw (UCX_TLS=tcp / sm)
+#   ucx (sm, tcp)  vs ucx_perftest with the same UCX_TLS
+#   ofi (shm, tcp;ofi_rxm) vs fi_pingpong with the same provider
+#   mpi (vader, tcp) vs perf/mpi_pingpong with the same Open MPI settings
+# Usage: perf/compare.sh [BUILD_DIR] [--reps N]   (prints a Markdown table)
+# Latency: 8-byte one-way, microseconds (half a round trip; ucx_perftest's
+# 50th percentile, fi_pingpong's usec/xfer). Bandwidth at 1 MiB in MB/s
+# (10^6 B/s; ucx_perftest's MiB/s are converted). fi_pingpong measures a
+# ping-pong, so ofi bandwidth is compared ping-pong to ping-pong.
+set -u
+B=${1:-build}
+REPS=5
+[ "${2:-}" = "--reps" ] && REPS=${3:-5}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GV_WARN_UNUSED_ENV=0
+PORT=$((20000 + RANDOM % 20000))
+T=$(mktemp -d /tmp/gv-compare-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+have() { command -v "$1" >/dev/null 2>&1; }
+built() { "$B/bin/gvinfo" -t 2>/dev/null | grep -q "^  $1 *built"; }
+
+# gv_pp LAUNCH SIZE -> "lat_us bw_MBps" for one size
+gv_pp() {
+    local launch=$1 size=$2
+    eval "$launch $B/perf/pingpong -s $size -S $size -r $REPS" 2>"$T/err" |
+        awk -v s="$size" '$1 == s { print $2, $3 }'
+}
+
+ucx_perf() { # UCX_TLS TEST SIZE -> value (lat: 50%ile us; bw: MB/s)
+    local tls=$1 test=$2 size=$3 n=$4
+    PORT=$((PORT + 1))
+    UCX_TLS=$tls timeout 60 ucx_perftest -t "$test" -s "$size" -n "$n" \
+        -p $PORT >/dev/null 2>&1 &
+    sleep 0.5
+    UCX_TLS=$tls timeout 60 ucx_perftest localhost -t "$test" -s "$size" \
+        -n "$n" -p $PORT 2>/dev/null | awk -v t="$test" '/^Final:/ {
+            if (t ~ /lat/) print $3; else printf "%.1f\n", $7 * 1.048576 }'
+    wait
+}
+
+fi_pp() { # PROVIDER SIZE ITERS -> "usec_per_xfer MBps"
+    local prov=$1 size=$2 n=$3
+    PORT=$((PORT + 1))
+    timeout 60 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" -B $PORT \
+        >/dev/null 2>&1 &
+    sleep 0.5
+    timeout 60 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" -P $PORT \
+        localhost 2>/dev/null | awk -v s="$size" '$1 == s { print $7, $6 }'
+    wait
+}
+
+mpi_pp() { # BTL SIZE -> "lat bw"
+    timeout 120 mpirun --oversubscribe -np 2 --mca btl "$1" \
+        "$B/perf/mpi_pingpong" -s "$2" -m "$2" -r "$REPS" 2>/dev/null |
+        sed -n 's/.*lat_us=\([0-9.]*\) bw_MBps=\([0-9.]*\).*/\1 \2/p'
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0)
+    print "n/a"; else printf "%.2f", a / b }'; }
+
+row() { # label gv_lat peer_lat gv_bw peer_bw peer_name
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$1" "${2:-n/a}" \
+        "${3:-n/a}" "$(ratio "${2:-}" "${3:-}")" "${4:-n/a}" "${5:-n/a}" \
+        "$(ratio "${4:-}" "${5:-}")" "$6"
+}
+
+echo "| transport | gv lat8 us | peer lat8 us | lat ratio | gv bw1m MB/s | peer bw1m MB/s | bw ratio | peer tool |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+for cfg in "tcp||tcp,self" "shm||sm,self" "ucx|UCX_TLS=sm,self|sm,self" \
+           "ucx|UCX_TLS=tcp,self|tcp,self"; do
+    IFS='|' read -r tl env utls <<<"$cfg"
+    built "$tl" || { echo "| $tl $env | not built | | | | | | |"; continue; }
+    L="env GV_TRANSPORT=$tl $env timeout 120 $B/bin/gvrun -n 2"
+    read -r gl _ <<<"$(gv_pp "$L" 8)"
+    read -r _ gb <<<"$(gv_pp "$L" 1048576)"
+    pl="" pb=""
+    if have ucx_perftest; then
+        pl=$(ucx_perf "$utls" ucp_am_lat 8 200000)
+        pb=$(ucx_perf "$utls" ucp_am_bw 1048576 2000)
+    fi
+    row "$tl ${env:-}" "$gl" "$pl" "$gb" "$pb" "ucx_perftest UCX_TLS=$utls"
+done
+for prov in "shm" "tcp;ofi_rxm"; do
+    built ofi || { echo "| ofi | not built | | | | | | |"; break; }
+    L="env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2"
+    read -r gl _ <<<"$(gv_pp "$L" 8)"
+    read -r gpl _ <<<"$(gv_pp "$L" 1048576)"
+    gb=$(awk -v l="$gpl" 'BEGIN { if (l > 0) printf "%.1f", 1048576 / l }')
+    pl="" pb=""
+    if have fi_pingpong; then
+        read -r pl _ <<<"$(fi_pp "$prov" 8 100000)"
+        read -r _ pb <<<"$(fi_pp "$prov" 1048576 2000)"
+    fi
+    row "ofi FI_PROVIDER=$prov" "$gl" "$pl" "$gb" "$pb" "fi_pingpong -p '$prov' (ping-pong bw)"
+done
+for btl in "self,vader" "self,tcp"; do
+    [ -x "$B/perf/mpi_pingpong" ] && have mpirun || break
+    L="timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV"
+    read -r gl _ <<<"$(gv_pp "$L" 8)"
+    read -r _ gb <<<"$(gv_pp "$L" 1048576)"
+    read -r pl _ <<<"$(mpi_pp "$btl" 8)"
+    read -r _ pb <<<"$(mpi_pp "$btl" 1048576)"
+    row "mpi btl $btl" "$gl" "$pl" "$gb" "$pb" "perf/mpi_pingpong --mca btl $btl"
+done
