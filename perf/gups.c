@@ -1,0 +1,617 @@
+/* GUPS: random remote updates to a table spread over all ranks, in the
+ * style of HPCC RandomAccess, through aggregated active messages (agg),
+ * one transport message per update (am), or the transport's own remote
+ * atomics (native), then an exact verification pass.
+ * Run: gvrun -n 2 build/perf/gups --mode agg
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The table holds 2^n 64-bit words per rank. The update stream is HPCC's:
+ * x_{k+1} = (x_k << 1) ^ (x_k has its top bit set ? 7 : 0), a shift
+ * register over the polynomial x^64 + x^2 + x + 1 with period
+ * 1317624576693539401. An update with value x goes to rank
+ * (x >> n) mod P, word x & (2^n - 1), and adds x there (HPCC xors; every
+ * transport has a remote atomic add, not every one has a remote xor).
+ * Updates-per-word times the global table size updates are made in all;
+ * rank r makes its share, updates r*U/P .. (r+1)*U/P-1 of the stream, and
+ * jumps there with hpcc_starts().
+ *
+ * Every update travels through the mode's mechanism, including those whose
+ * word lives on the sending rank: the benchmark measures the path, and the
+ * three modes stay comparable.
+ *
+ * Verification replays the whole stream on every rank, subtracts each
+ * update that targets one of its own words, and counts the words that do
+ * not come back to their initial value. Addition commutes, so this is
+ * exact whatever order the updates arrived in.
+ */
+#define _GNU_SOURCE
+#include <grapevine.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLY   0x0000000000000007ull
+#define PERIOD 1317624576693539401ll
+
+/* A transport without native atomics, asked for --mode native, exits with
+ * this status. The multi-rank test (tests/multirank/mr_gups.c includes
+ * this file) turns it into a skip. */
+#ifndef GUPS_NO_ATOMICS_EXIT
+#define GUPS_NO_ATOMICS_EXIT 3
+#endif
+#ifndef GUPS_DEFAULT_LOG2
+#define GUPS_DEFAULT_LOG2 22
+#endif
+#ifndef GUPS_MAIN
+#define GUPS_MAIN main
+#endif
+
+#define PIPE_MAX    64      /* deepest prefetch pipeline in the handler */
+#define REPORT_MASK 0xffff  /* look at the clock every 65536 updates */
+#define HUGE_2M     (2ul << 20)
+
+enum { MODE_AGG, MODE_AM, MODE_NATIVE };
+static const char *const mode_names[] = {"agg", "am", "native"};
+
+static struct {
+    int       mode;
+    int       logn;           /* table words per rank = 2^logn */
+    unsigned  per_word;       /* updates per table word */
+    int       verify;
+    double    report_s;       /* progress interval; 0: quiet */
+    unsigned  window;         /* native: operations outstanding per flush */
+    unsigned  poll;           /* am/agg: sends between gv_progress calls */
+    unsigned  pipe;           /* handler prefetch depth (power of 2), 0 off */
+} opt = {MODE_AGG, GUPS_DEFAULT_LOG2, 4, 1, 2.0, 512, 256, 16};
+
+static struct {
+    int         me, P;
+    uint64_t    lmask;        /* 2^logn - 1 */
+    uint64_t    pmask;        /* P - 1 when P is a power of two, else 0 */
+    uint64_t   *table;        /* this rank's 2^logn words */
+    size_t      table_bytes;
+    void       *map;          /* what to munmap (agg/am), or NULL */
+    size_t      map_len;
+    const char *pages;        /* how the table is backed */
+    uint64_t    sym_off;      /* native: the table's heap offset */
+    gv_am_id_t  upd_id, res_id;
+    uint64_t    bad_msgs;     /* update messages of the wrong length */
+    /* prefetch pipeline of updates not yet applied */
+    uint64_t    pend[PIPE_MAX];
+    unsigned    npend, phead;
+    /* rank 0: totals gathered at the end */
+    uint64_t    tot_errors, tot_bad, nresults;
+} g;
+
+/* ---- the HPCC stream ------------------------------------------------- */
+
+static inline uint64_t next_ran(uint64_t x)
+{
+    return (x << 1) ^ (((int64_t)x < 0) ? POLY : 0);
+}
+
+/* The stream's element n steps after 1, i.e. x^n mod the polynomial, by
+ * square-and-multiply: squaring a polynomial over GF(2) maps bit j to bit
+ * 2j, so square(a) is the xor of x^(2j) mod poly over the set bits j of a;
+ * those 64 values are tabulated first. */
+static uint64_t hpcc_starts(int64_t n)
+{
+    uint64_t sq[64], t, ran;
+    int      i, j;
+
+    while (n < 0)
+        n += PERIOD;
+    while (n > PERIOD)
+        n -= PERIOD;
+    if (n == 0)
+        return 1;
+    for (t = 1, i = 0; i < 64; i++) {
+        sq[i] = t;                  /* x^(2i) mod poly */
+        t     = next_ran(next_ran(t));
+    }
+    for (i = 62; i >= 0; i--)       /* highest set bit of n */
+        if ((n >> i) & 1)
+            break;
+    ran = 2;                        /* x^1 */
+    while (i > 0) {
+        for (t = 0, j = 0; j < 64; j++)
+            if ((ran >> j) & 1)
+                t ^= sq[j];
+        ran = t;
+        i--;
+        if ((n >> i) & 1)
+            ran = next_ran(ran);
+    }
+    return ran;
+}
+
+/* hpcc_starts(n) against n plain steps: a cheap guard for the jump. */
+static int starts_agrees(int n)
+{
+    uint64_t x = 1;
+    int      k;
+
+    for (k = 0; k < n; k++)
+        x = next_ran(x);
+    return hpcc_starts(n) == x;
+}
+
+static inline int owner_of(uint64_t ran)
+{
+    uint64_t hi = ran >> opt.logn;
+    return (int)((g.pmask != 0 || g.P == 1) ? (hi & g.pmask)
+                                             : (hi % (uint64_t)g.P));
+}
+
+/* ---- applying updates ------------------------------------------------- */
+
+/* Add @a ran into its word. With a pipeline, the word is prefetched now
+ * and the update from opt.pipe calls ago is applied: the cache misses of
+ * consecutive updates then overlap instead of following one another. */
+static inline void apply(uint64_t ran)
+{
+    uint64_t old;
+
+    if (opt.pipe == 0) {
+        g.table[ran & g.lmask] += ran;
+        return;
+    }
+    __builtin_prefetch(&g.table[ran & g.lmask], 1, 3);
+    old                = g.pend[g.phead];
+    g.pend[g.phead]    = ran;
+    g.phead            = (g.phead + 1) & (opt.pipe - 1);
+    if (g.npend == opt.pipe)
+        g.table[old & g.lmask] += old;
+    else
+        g.npend++;
+}
+
+/* Apply what the pipeline still holds (after the barrier that ends the
+ * update phase, before anyone reads the table). */
+static void apply_drain(void)
+{
+    unsigned i, start = (g.phead + opt.pipe - g.npend) & (opt.pipe - 1);
+
+    if (opt.pipe == 0)
+        return;
+    for (i = 0; i < g.npend; i++) {
+        uint64_t ran = g.pend[(start + i) & (opt.pipe - 1)];
+        g.table[ran & g.lmask] += ran;
+    }
+    g.npend = 0;
+    g.phead = 0;
+}
+
+/* Runs for every update message. The payload is the 8-byte stream value:
+ * it names the word (its low bits) and is the addend. The length is the
+ * only thing to check: any value masks to a word of this rank's table. */
+static void on_update(int src, const void *payload, size_t len, void *arg)
+{
+    uint64_t ran;
+
+    if (len != sizeof(ran)) {
+        g.bad_msgs++;
+        return;
+    }
+    memcpy(&ran, payload, sizeof(ran));
+    apply(ran);
+}
+
+typedef struct {
+    uint64_t errors, bad;
+} result_msg_t;
+
+static void on_result(int src, const void *payload, size_t len, void *arg)
+{
+    result_msg_t r;
+
+    if ((len != sizeof(r)) || (g.me != 0)) {
+        g.bad_msgs++;
+        return;
+    }
+    memcpy(&r, payload, sizeof(r));
+    g.tot_errors += r.errors;
+    g.tot_bad += r.bad;
+    g.nresults++;
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+/* Explicit huge pages if the system has some reserved, else a normal
+ * mapping aligned to 2 MiB with transparent huge pages asked for, else
+ * whatever madvise leaves us. */
+static void table_map(size_t bytes)
+{
+    size_t len = (bytes + HUGE_2M - 1) & ~(HUGE_2M - 1);
+    void  *p;
+
+    p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    if (p != MAP_FAILED) {
+        g.map = p;
+        g.map_len = len;
+        g.table = p;
+        g.pages = "hugetlb";
+        return;
+    }
+    p = mmap(NULL, len + HUGE_2M, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        gv_abort(1, "gups: mmap of a %zu-byte table failed: %m", len);
+    g.map     = p;
+    g.map_len = len + HUGE_2M;
+    g.table   = (uint64_t *)(((uintptr_t)p + HUGE_2M - 1) & ~(HUGE_2M - 1));
+    g.pages   = (madvise(g.table, len, MADV_HUGEPAGE) == 0) ? "thp" : "4k";
+}
+
+__attribute__((noinline)) static void table_init(void)
+{
+    uint64_t w, base = (uint64_t)g.me << opt.logn;
+
+    for (w = 0; w <= g.lmask; w++)
+        g.table[w] = base | w;
+}
+
+/* ---- the update phase ------------------------------------------------- */
+
+static void report(uint64_t done, uint64_t total, double t0, double *last)
+{
+    double now = gv_wtime();
+
+    if ((opt.report_s <= 0) || (g.me != 0) || (now - *last < opt.report_s))
+        return;
+    *last = now;
+    fprintf(stderr, "# gups: rank 0 issued %.1f%% of its updates (%llu of "
+            "%llu) in %.1f s, %.2f M/s from this rank\n",
+            100.0 * (double)done / (double)total, (unsigned long long)done,
+            (unsigned long long)total, now - t0,
+            (double)done / (now - t0) / 1e6);
+}
+
+__attribute__((noinline)) static void run_am(uint64_t ran, uint64_t n, double t0)
+{
+    uint64_t i;
+    unsigned poll = opt.poll;
+    double   last = t0;
+
+    for (i = 0; i < n; i++) {
+        gv_status_t status;
+
+        ran    = next_ran(ran);
+        status = gv_am_send(owner_of(ran), g.upd_id, &ran, sizeof(ran));
+        if (status != GV_OK)
+            gv_abort(1, "gups: gv_am_send failed: %s", gv_status_str(status));
+        /* Handle what others sent us, so that they are not held up. */
+        if (--poll == 0) {
+            gv_progress();
+            poll = opt.poll;
+        }
+        if ((i & REPORT_MASK) == 0)
+            report(i, n, t0, &last);
+    }
+    gv_flush();
+}
+
+__attribute__((noinline)) static void run_native(uint64_t ran, uint64_t n, double t0)
+{
+    uint64_t i;
+    unsigned out = 0;
+    double   last = t0;
+
+    for (i = 0; i < n; i++) {
+        gv_status_t status;
+
+        ran    = next_ran(ran);
+        status = gv_amo64(GV_AMO_ADD, owner_of(ran),
+                          g.sym_off + 8 * (ran & g.lmask), ran, 0, NULL);
+        if (status != GV_OK)
+            gv_abort(1, "gups: gv_amo64 failed: %s", gv_status_str(status));
+        if (++out == opt.window) {
+            status = gv_rma_flush(-1);
+            if (status != GV_OK)
+                gv_abort(1, "gups: gv_rma_flush failed: %s",
+                         gv_status_str(status));
+            out = 0;
+        }
+        if ((i & REPORT_MASK) == 0)
+            report(i, n, t0, &last);
+    }
+    if (gv_rma_flush(-1) != GV_OK)
+        gv_abort(1, "gups: gv_rma_flush failed");
+}
+
+/* ---- verification ----------------------------------------------------- */
+
+/* Replay every rank's share of the stream; take back the updates aimed at
+ * this rank's words (in batches, prefetched, like the handler); count the
+ * words that are not back at their initial value. */
+__attribute__((noinline)) static uint64_t verify(uint64_t per_rank)
+{
+    uint64_t batch[64], w, errors = 0, base = (uint64_t)g.me << opt.logn;
+    unsigned nb = 0, k;
+    int      r;
+
+    for (r = 0; r < g.P; r++) {
+        uint64_t ran = hpcc_starts((int64_t)(per_rank * (uint64_t)r)), i;
+
+        for (i = 0; i < per_rank; i++) {
+            ran = next_ran(ran);
+            if (owner_of(ran) != g.me)
+                continue;
+            __builtin_prefetch(&g.table[ran & g.lmask], 1, 3);
+            batch[nb++] = ran;
+            if (nb == 64) {
+                for (k = 0; k < nb; k++)
+                    g.table[batch[k] & g.lmask] -= batch[k];
+                nb = 0;
+            }
+        }
+    }
+    for (k = 0; k < nb; k++)
+        g.table[batch[k] & g.lmask] -= batch[k];
+    for (w = 0; w <= g.lmask; w++)
+        if (g.table[w] != (base | w))
+            errors++;
+    return errors;
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+/* CPU time of this thread: on a loaded machine the wall clock says how
+ * much of the cores we got, this says what the work itself cost. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+        "usage: gups [--mode agg|am|native] [--log2 n] [--updates-per-word k]\n"
+        "            [--verify | --no-verify] [--progress-interval seconds]\n"
+        "            [--window w] [--poll k] [--pipe d]\n"
+        "  --mode agg     every update is an 8-byte active message, aggregated\n"
+        "                 (sets GV_AGGREGATE=1 before gv_init); the default\n"
+        "  --mode am      the same messages, one transport message each\n"
+        "                 (sets GV_AGGREGATE=0 before gv_init)\n"
+        "  --mode native  the transport's remote atomic add on the symmetric\n"
+        "                 heap, flushed every w operations (--window, 512); a\n"
+        "                 transport without remote atomics exits with status %d.\n"
+        "                 GV_HEAP is raised to fit the table unless it is set\n"
+        "  --log2 n       2^n table words per rank (default %d)\n"
+        "  --updates-per-word k   updates = k * words in the whole table (4)\n"
+        "  --no-verify    skip the verification pass (then errors=-1)\n"
+        "  --progress-interval s  rank 0 reports progress every s seconds\n"
+        "                 on stderr (2; 0 is quiet)\n"
+        "  --poll k       agg/am: progress after every k sends (256)\n"
+        "  --pipe d       prefetch depth of the update handler, a power of\n"
+        "                 two up to %d; 0 applies at once (16)\n"
+        "The last line is: gups transport=T mode=M ranks=P updates=U "
+        "seconds=S mups=X errors=E\n",
+        GUPS_NO_ATOMICS_EXIT, GUPS_DEFAULT_LOG2, PIPE_MAX);
+    exit(2);
+}
+
+static void parse(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"mode", required_argument, NULL, 'm'},
+        {"log2", required_argument, NULL, 'n'},
+        {"updates-per-word", required_argument, NULL, 'u'},
+        {"verify", no_argument, NULL, 'v'},
+        {"no-verify", no_argument, NULL, 'V'},
+        {"progress-interval", required_argument, NULL, 'p'},
+        {"window", required_argument, NULL, 'w'},
+        {"poll", required_argument, NULL, 'k'},
+        {"pipe", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int  c, i;
+    long v;
+    char *end;
+
+    while ((c = getopt_long(argc, argv, "m:n:u:vVp:w:k:d:h", longopts,
+                            NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            for (i = 0; i < 3; i++)
+                if (strcmp(optarg, mode_names[i]) == 0)
+                    break;
+            if (i == 3) {
+                fprintf(stderr, "gups: unknown mode '%s' (agg, am or "
+                        "native)\n", optarg);
+                usage();
+            }
+            opt.mode = i;
+            break;
+        case 'p':
+            opt.report_s = strtod(optarg, &end);
+            if ((*end != '\0') || (opt.report_s < 0))
+                usage();
+            break;
+        case 'v': opt.verify = 1; break;
+        case 'V': opt.verify = 0; break;
+        case 'n': case 'u': case 'w': case 'k': case 'd':
+            v = strtol(optarg, &end, 0);
+            if ((*end != '\0') || (v < 0))
+                usage();
+            if (c == 'n') {
+                if ((v < 3) || (v > 36))
+                    usage();
+                opt.logn = (int)v;
+            } else if (c == 'u') {
+                if ((v < 1) || (v > 1024))
+                    usage();
+                opt.per_word = (unsigned)v;
+            } else if (c == 'w') {
+                if ((v < 1) || (v > (1 << 20)))
+                    usage();
+                opt.window = (unsigned)v;
+            } else if (c == 'k') {
+                if ((v < 1) || (v > (1 << 20)))
+                    usage();
+                opt.poll = (unsigned)v;
+            } else {
+                if ((v > PIPE_MAX) || ((v & (v - 1)) != 0))
+                    usage();
+                opt.pipe = (unsigned)v;
+            }
+            break;
+        default:
+            usage();
+        }
+    }
+    if (optind != argc)
+        usage();
+}
+
+int GUPS_MAIN(int argc, char **argv)
+{
+    uint64_t      total, per_rank, start, errors = 0;
+    double        t0, t1, secs, c0, c1, tv = 0;
+    gv_am_stats_t st;
+    char          heap[32];
+
+    parse(argc, argv);
+    g.table_bytes = (size_t)8 << opt.logn;
+    /* GV_AGGREGATE and GV_HEAP are read at gv_init: set them first. The
+     * mode decides aggregation; a GV_HEAP the user set is left alone. */
+    setenv("GV_AGGREGATE", (opt.mode == MODE_AM) ? "0" : "1", 1);
+    if (opt.mode == MODE_NATIVE) {
+        snprintf(heap, sizeof(heap), "%zu",
+                 g.table_bytes + 2 * HUGE_2M + (4u << 20));
+        setenv("GV_HEAP", heap, 0);
+    }
+    if ((gv_am_register(on_update, NULL, &g.upd_id) != GV_OK) ||
+        (gv_am_register(on_result, NULL, &g.res_id) != GV_OK)) {
+        fprintf(stderr, "gups: gv_am_register failed\n");
+        return 1;
+    }
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
+    g.me    = gv_rank();
+    g.P     = gv_nranks();
+    g.lmask = ((uint64_t)1 << opt.logn) - 1;
+    g.pmask = ((g.P & (g.P - 1)) == 0) ? (uint64_t)g.P - 1 : 0;
+    if (!starts_agrees(1000))
+        gv_abort(1, "gups: hpcc_starts disagrees with the stream");
+
+    if (opt.mode == MODE_NATIVE) {
+        gv_status_t status;
+
+        if (!gv_rma_has_atomics()) {
+            if (g.me == 0)
+                printf("gups: transport %s has no native remote atomics; "
+                       "--mode native needs one that has (gvinfo -t)\n",
+                       gv_transport_name());
+            gv_finalize();
+            exit(GUPS_NO_ATOMICS_EXIT);
+        }
+        status = gv_sym_alloc(g.table_bytes, HUGE_2M, &g.sym_off);
+        if (status != GV_OK)
+            gv_abort(1, "gups: the %zu-byte table does not fit in the "
+                     "symmetric heap (%zu bytes): raise GV_HEAP",
+                     g.table_bytes, gv_sym_heap_size());
+        g.table = gv_sym_ptr(g.sym_off);
+        /* The heap belongs to the transport (it may be shared memory);
+         * asking for huge pages on it is a hint that may be refused. */
+        g.pages = (madvise(g.table, g.table_bytes, MADV_HUGEPAGE) == 0)
+                      ? "heap,thp" : "heap";
+    } else {
+        table_map(g.table_bytes);
+    }
+    table_init();
+
+    total    = (uint64_t)opt.per_word * (uint64_t)g.P << opt.logn;
+    per_rank = total / (uint64_t)g.P;
+    start    = hpcc_starts((int64_t)(per_rank * (uint64_t)g.me));
+    if (g.me == 0) {
+        printf("# gups transport=%s mode=%s ranks=%d table=2^%d words/rank "
+               "(%zu MiB, %s pages) updates=%llu",
+               gv_transport_name(), mode_names[opt.mode], g.P, opt.logn,
+               g.table_bytes >> 20, g.pages, (unsigned long long)total);
+        if (opt.mode == MODE_NATIVE)
+            printf(" window=%u\n", opt.window);
+        else
+            printf(" poll=%u pipe=%u\n", opt.poll, opt.pipe);
+        fflush(stdout);
+    }
+
+    gv_barrier();
+    t0 = gv_wtime();
+    c0 = cpu_s();
+    if (opt.mode == MODE_NATIVE)
+        run_native(start, per_rank, t0);
+    else
+        run_am(start, per_rank, t0);
+    gv_barrier();
+    t1   = gv_wtime();
+    c1   = cpu_s();
+    secs = t1 - t0;
+    apply_drain();
+    gv_am_stats(&st);
+
+    if (opt.verify) {
+        result_msg_t r;
+
+        tv       = gv_wtime();
+        errors   = verify(per_rank);
+        tv       = gv_wtime() - tv;
+        r.errors = errors;
+        r.bad    = g.bad_msgs;
+        if (gv_am_send(0, g.res_id, &r, sizeof(r)) != GV_OK)
+            gv_abort(1, "gups: could not send the result to rank 0");
+        if (errors != 0)
+            fprintf(stderr, "gups: rank %d: %llu of %llu words wrong\n",
+                    g.me, (unsigned long long)errors,
+                    (unsigned long long)g.lmask + 1);
+    }
+    gv_barrier();
+    if (g.me == 0) {
+        printf("# rank 0: update phase %.3f s wall, %.3f s cpu "
+               "(%.1f ns cpu per update made or handled here)",
+               secs, c1 - c0, (c1 - c0) * 1e9 / (double)per_rank / 2);
+        if (opt.verify)
+            printf(", verification %.3f s", tv);
+        printf("\n");
+        if (opt.mode != MODE_NATIVE)
+            printf("# rank 0: %llu messages in %llu transport messages "
+                   "(%.1f per message), flushes: full %llu timeout %llu "
+                   "idle %llu explicit %llu, credit stalls %llu\n",
+                   (unsigned long long)st.msgs_sent,
+                   (unsigned long long)st.tl_msgs_sent,
+                   st.tl_msgs_sent ? (double)st.msgs_sent /
+                                     (double)st.tl_msgs_sent : 0.0,
+                   (unsigned long long)st.flush_full,
+                   (unsigned long long)st.flush_timeout,
+                   (unsigned long long)st.flush_idle,
+                   (unsigned long long)st.flush_explicit,
+                   (unsigned long long)st.credit_stalls);
+        if (opt.verify && (g.nresults != (uint64_t)g.P))
+            gv_abort(1, "gups: %llu of %d ranks reported a result",
+                     (unsigned long long)g.nresults, g.P);
+        if (g.tot_bad != 0)
+            printf("# %llu update messages had a bad length\n",
+                   (unsigned long long)g.tot_bad);
+        printf("gups transport=%s mode=%s ranks=%d updates=%llu "
+               "seconds=%.3f mups=%.2f errors=%lld\n",
+               gv_transport_name(), mode_names[opt.mode], g.P,
+               (unsigned long long)total, secs, (double)total / secs / 1e6,
+               opt.verify ? (long long)(g.tot_errors + g.tot_bad) : -1ll);
+        fflush(stdout);
+    }
+    gv_finalize();
+    if (g.map != NULL)
+        munmap(g.map, g.map_len);
+    return ((errors != 0) || (g.bad_msgs != 0) ||
+            ((g.me == 0) && (g.tot_errors + g.tot_bad != 0))) ? 1 : 0;
+}
