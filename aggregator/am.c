@@ -33,7 +33,6 @@ typedef struct out_msg {
     uint8_t         is_batch; /* buf is an AGG_BYTES buffer to recycle */
     int             dst;
     size_t          len;      /* bytes of data to send after hdr */
-    size_t          nrec;     /* records in a batch */
     uint8_t        *data;
 } out_msg_t;
 
@@ -88,7 +87,7 @@ static struct {
     out_msg_t    *free_batches;
     unsigned      nfree_batches;
     unsigned      in_handler;
-    uint64_t      sent_count, handled_count; /* for quiescence */
+    uint64_t      handled_count;  /* for quiescence, rejected included */
     /* messages to self: a byte FIFO of batch records */
     uint8_t      *self_buf;
     size_t        self_len, self_cap;
@@ -117,7 +116,6 @@ static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
     m->is_batch = (uint8_t)is_batch;
     m->dst      = dst;
     m->len      = 0;
-    m->nrec     = 0;
     m->hdr_len  = sizeof(gv_wire_hdr_t);
     return m;
 }
@@ -508,14 +506,28 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
     out_msg_t *m;
     size_t     rec;
 
-    if ((dst < 0) || (dst >= am.size) || (id >= am.nhandlers) ||
-        (len > GV_WIRE_MAX_PAYLOAD) || ((payload == NULL) && (len > 0))) {
+    /* Fast path: a small message into an open batch with room. */
+    if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
+                             (id < am.nhandlers) && (len < 256) &&
+                             ((payload != NULL) || (len == 0)),
+                         1)) {
+        p = &am.peers[dst];
+        m = p->open;
+        rec = gv_wire_rec_size(len);
+        if ((m != NULL) && (m->len + rec <= am.agg_bytes)) {
+            m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
+            am.stats.msgs_sent++;
+            am.stats.bytes_sent += len;
+            return GV_OK;
+        }
+    } else if (((unsigned)dst >= (unsigned)am.size) || (id >= am.nhandlers) ||
+               (len > GV_WIRE_MAX_PAYLOAD) ||
+               ((payload == NULL) && (len > 0))) {
         gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
                  "bytes (at most %u)", dst, am.size, id, am.nhandlers, len,
                  GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
-    am.sent_count++;
     am.stats.msgs_sent++;
     am.stats.bytes_sent += len;
     if (dst == am.rank) {
@@ -526,31 +538,21 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
     rec = gv_wire_rec_size(len);
     if (am.aggregate && (rec <= am.batch_max_rec)) {
         m = p->open;
-        if ((m != NULL) && (m->len + rec > am.agg_bytes)) {
+        if (m != NULL) { /* full: ship it, open another */
             close_open(p);
             am.stats.flush_full++;
             ship(dst);
-            m = NULL;
+            drain_to(dst, am.credits);
         }
-        if (m == NULL) {
-            m       = msg_new(dst, am.agg_bytes, 1);
-            p->open = m;
-            enqueue(p, m);
-            p->open_ns = gv__now_ns();
-            if (!p->dirty) {
-                p->dirty                = 1;
-                am.openlist[am.nopen++] = dst;
-            }
+        m       = msg_new(dst, am.agg_bytes, 1);
+        p->open = m;
+        enqueue(p, m);
+        p->open_ns = gv__now_ns();
+        if (!p->dirty) {
+            p->dirty                = 1;
+            am.openlist[am.nopen++] = dst;
         }
         m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
-        m->nrec++;
-        if (m->len + gv_wire_rec_size(0) > am.agg_bytes) {
-            close_open(p);
-            am.stats.flush_full++;
-            remove_open(dst);
-            ship(dst);
-        }
-        drain_to(dst, am.credits);
         return GV_OK;
     }
     /* On its own: close the open batch first so that order holds. */
@@ -725,7 +727,7 @@ void gv_barrier(void)
         /* Handle our own messages before counting them. */
         while (self_drain() > 0)
             ;
-        allreduce2(am.sent_count, am.handled_count, cur);
+        allreduce2(am.stats.msgs_sent, am.handled_count, cur);
         if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
             break;
         prev[0] = cur[0];

@@ -67,7 +67,8 @@ static inline uint64_t gv__now_ns(void)
  * oversubscribed ranks do not burn the core their peer needs. */
 typedef struct {
     uint64_t start_ns;
-    unsigned idle_rounds;
+    unsigned idle_rounds;     /* empty polls since something happened */
+    unsigned blocked_rounds;  /* times we blocked or yielded since */
     int      for_send;  /* waiting for send resources: never block in the
                            transport, whose wait() watches arrivals only */
 } gv_waiter_t;

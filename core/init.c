@@ -45,9 +45,10 @@ unsigned gv_progress(void)
 
 void gv__wait_begin(gv_waiter_t *w)
 {
-    w->start_ns    = 0;
-    w->idle_rounds = 0;
-    w->for_send    = 0;
+    w->start_ns       = 0;
+    w->idle_rounds    = 0;
+    w->blocked_rounds = 0;
+    w->for_send       = 0;
 }
 
 void gv__wait_begin_send(gv_waiter_t *w)
@@ -62,12 +63,19 @@ void gv__wait_poll(gv_waiter_t *w)
     uint64_t now;
 
     if (gv_progress() > 0) {
-        w->start_ns    = 0;
-        w->idle_rounds = 0;
+        w->start_ns       = 0;
+        w->idle_rounds    = 0;
+        w->blocked_rounds = 0;
         return;
     }
     /* Nothing happened: whatever we buffered, ship it now. */
     gv__am_idle();
+    /* Read the clock only every 32 empty polls: a reply that lands while
+     * we read it is seen that much later. */
+    if ((++w->idle_rounds & 31) != 0) {
+        gv__cpu_relax();
+        return;
+    }
     now = gv__now_ns();
     if (w->start_ns == 0) {
         w->start_ns = now;
@@ -80,10 +88,10 @@ void gv__wait_poll(gv_waiter_t *w)
     /* Long idle: give the core away. Block in the transport if it can
      * wake us, else yield, then sleep a little once yielding got us
      * nothing for a while (oversubscribed ranks need the core). */
-    w->idle_rounds++;
+    w->blocked_rounds++;
     if ((tl != NULL) && (tl->ops->wait != NULL) && !w->for_send)
         tl->ops->wait(tl, 1000);
-    else if (w->idle_rounds < 64)
+    else if (w->blocked_rounds < 64)
         sched_yield();
     else
         usleep(50);
