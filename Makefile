@@ -1,5 +1,6 @@
 # Grapevine: the whole build. `make`, `make test`, `make perf`, `make info`,
 # `make install PREFIX=...`. Backends are detected; force one off with UCX=0.
+SHELL   := /bin/bash
 BUILD   ?= build
 PREFIX  ?= /usr/local
 CC      ?= cc
@@ -96,7 +97,8 @@ QUIET_LINK = @printf '  LINK  %s\n' $@;
 QUIET_AR   = @printf '  AR    %s\n' $@;
 endif
 
-.PHONY: all lib tools perf tests test fuzz-run info demo install install-check clean
+.PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
+        readme-check readme-table clean
 all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
@@ -149,7 +151,20 @@ test: all
 	@set -e; for t in $(UNITS); do echo "== $$t"; $$t --jobs 2 $(TEST_ARGS); done
 	@set -e; for d in $(DRIVERS); do echo "== $$d"; $$d --jobs 1 $(TEST_ARGS); done
 	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory readme-check
 	@$(MAKE) --no-print-directory fuzz-run
+
+# The README's GV_* table is gvinfo -m's output: check it, or rewrite it.
+README_TABLE = sed -n '/^<!-- gvinfo -m/,/^<!-- end gvinfo -m/p' README.md | sed '1d;$$d'
+readme-check: tools
+	@$(BUILD)/bin/gvinfo -m | diff -u - <($(README_TABLE)) >/dev/null || \
+	  { echo "README.md's GV_* table differs from gvinfo -m: run make readme-table"; \
+	    $(BUILD)/bin/gvinfo -m | diff -u <($(README_TABLE)) -; exit 1; }
+	@echo "== readme-check: the GV_* table matches gvinfo -m"
+readme-table: tools
+	@$(BUILD)/bin/gvinfo -m > $(BUILD)/table.md
+	@awk -v t=$(BUILD)/table.md '/^<!-- gvinfo -m/ {print; while ((getline l < t) > 0) print l; skip=1; next} \
+	  /^<!-- end gvinfo -m/ {skip=0} !skip' README.md > $(BUILD)/README.new && mv $(BUILD)/README.new README.md
 
 # The README's "first program": install, build it with pkg-config, run it.
 install-check: lib tools
