@@ -81,11 +81,12 @@ static struct {
     uint64_t    sym_off;      /* native: the table's heap offset */
     gv_am_id_t  upd_id, res_id;
     uint64_t    bad_msgs;     /* update messages of the wrong length */
+    uint64_t    handled;      /* update messages applied here */
     /* prefetch pipeline of updates not yet applied */
     uint64_t    pend[PIPE_MAX];
     unsigned    npend, phead;
     /* rank 0: totals gathered at the end */
-    uint64_t    tot_errors, tot_bad, nresults;
+    uint64_t    tot_errors, tot_bad, tot_handled, nresults;
 } g;
 
 /* ---- the HPCC stream ------------------------------------------------- */
@@ -199,11 +200,12 @@ static void on_update(int src, const void *payload, size_t len, void *arg)
         return;
     }
     memcpy(&ran, payload, sizeof(ran));
+    g.handled++;
     apply(ran);
 }
 
 typedef struct {
-    uint64_t errors, bad;
+    uint64_t errors, bad, handled;
 } result_msg_t;
 
 static void on_result(int src, const void *payload, size_t len, void *arg)
@@ -217,6 +219,7 @@ static void on_result(int src, const void *payload, size_t len, void *arg)
     memcpy(&r, payload, sizeof(r));
     g.tot_errors += r.errors;
     g.tot_bad += r.bad;
+    g.tot_handled += r.handled;
     g.nresults++;
 }
 
@@ -567,7 +570,8 @@ int GUPS_MAIN(int argc, char **argv)
         errors   = verify(per_rank);
         tv       = gv_wtime() - tv;
         r.errors = errors;
-        r.bad    = g.bad_msgs;
+        r.bad     = g.bad_msgs;
+        r.handled = g.handled;
         if (gv_am_send(0, g.res_id, &r, sizeof(r)) != GV_OK)
             gv_abort(1, "gups: could not send the result to rank 0");
         if (errors != 0)
@@ -602,6 +606,16 @@ int GUPS_MAIN(int argc, char **argv)
         if (g.tot_bad != 0)
             printf("# %llu update messages had a bad length\n",
                    (unsigned long long)g.tot_bad);
+        /* Every update message must have run exactly once: a lost one
+         * shows in the table, but a lost one and a duplicate elsewhere
+         * would too, and this names the cause. */
+        if (opt.verify && (opt.mode != MODE_NATIVE) &&
+            (g.tot_handled != total)) {
+            printf("# %llu update messages handled, %llu sent\n",
+                   (unsigned long long)g.tot_handled,
+                   (unsigned long long)total);
+            g.tot_bad++;
+        }
         printf("gups transport=%s mode=%s ranks=%d updates=%llu "
                "seconds=%.3f mups=%.2f errors=%lld\n",
                gv_transport_name(), mode_names[opt.mode], g.P,
