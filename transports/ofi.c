@@ -1,0 +1,1385 @@
+/* The libfabric transport: reliable-datagram endpoints (FI_EP_RDM) with
+ * FI_MSG for active messages, FI_RMA and FI_ATOMIC on the registered heap.
+ * Tested with Debian's tcp;ofi_rxm and shm providers.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Provider choice. GV_OFI_PROVIDER names a provider (hints' prov_name);
+ * when it is empty libfabric applies its own FI_PROVIDER filter and we take
+ * the first provider that opens. Every rank must end up on the same
+ * provider, so the choice is part of the address exchange and checked.
+ * fi_getinfo is asked, best first, for FI_MSG|FI_RMA|FI_ATOMIC, then
+ * FI_MSG|FI_RMA, then FI_MSG; what we got is in attr.detail, and each
+ * atomic is advertised only if fi_atomicvalid (or its fetch / compare
+ * variants) accepts it for FI_UINT64.
+ *
+ * Messages. Every frame starts with our own 16-byte header:
+ *
+ *    0        4        8                16
+ *    +--------+--------+----------------+------------+-----------+
+ *    | src    | seq    | tag            | upper hdr  | payload   |
+ *    +--------+--------+----------------+------------+-----------+
+ *      u32      u32      u64: 8 bytes of the job key
+ *
+ * src names the sender (tcp;ofi_rxm has no FI_SOURCE), tag drops frames
+ * from anything outside this job (rxm accepts any connection), and seq
+ * restores per-pair order: both providers match sends in order
+ * (FI_ORDER_SAS) but rxm reports receive completions out of order
+ * (comp_order FI_ORDER_NONE: a rendezvous message completes after the
+ * eager one behind it). A frame that comes early is copied aside and
+ * delivered when the gap closes; in order, frames are handed to recv_cb
+ * straight from the receive buffer.
+ *
+ * Receive buffers are FI_MULTI_RECV: OFI_NRBUF buffers of OFI_RBUF_SIZE
+ * bytes, each filled with many messages and reposted when its completion
+ * says the provider released it. FI_OPT_MIN_MULTI_RECV is the largest frame,
+ * so every frame fits into a posted buffer.
+ *
+ * Sends: a frame that fits in inject_size goes out with fi_inject (done on
+ * return); a larger one goes out with fi_sendv (our header plus a copy of
+ * the upper header, then the caller's payload in place) and completes from
+ * the CQ.
+ *
+ * One-sided operations. The heap is mmap'ed here and registered with
+ * FI_REMOTE_READ|FI_REMOTE_WRITE; base address and key travel with the
+ * endpoint address. Remote addresses are base + off under FI_MR_VIRT_ADDR,
+ * off otherwise. Puts and non-fetching atomics are issued with
+ * FI_DELIVERY_COMPLETE, so their completion means the bytes are in the
+ * target's memory, not merely sent; gets and fetching atomics complete when
+ * their result is here, which implies the target applied them. flush(dst)
+ * waits until no one-sided op to dst is outstanding. Operations to the own
+ * rank go through the provider too (loopback), so that they serialise with
+ * the ones peers issue on the same words.
+ *
+ * Memory registration modes: FI_MR_VIRT_ADDR, FI_MR_PROV_KEY (keys are
+ * exchanged either way), FI_MR_ALLOCATED (the heap is mmap'ed), FI_MR_ENDPOINT
+ * (regions are bound to the endpoint) and FI_MR_LOCAL (our own buffers are
+ * registered at init; a caller's buffer outside them is registered for the
+ * duration of the operation).
+ */
+#define _GNU_SOURCE /* ppoll */
+#include "transports/transport.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/mman.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+
+
+#define OFI_API_VERSION FI_VERSION(1, 10)
+#define OFI_WIRE_HDR    16                 /* src, seq, tag */
+#define OFI_MAX_FRAME   ((1u << 20) + 4096) /* one 1 MiB payload + headers */
+#define OFI_RBUF_SIZE   (8u << 20)         /* each multi-receive buffer */
+#define OFI_NRBUF       3
+#define OFI_ADDR_MAX    128                /* endpoint name we can exchange */
+#define OFI_CQ_BATCH    32
+#define OFI_STASH_MAX   (256ull << 20)     /* bytes held for reordering */
+#define OFI_NOPS_MIN    256
+
+/* The caps ladder fi_getinfo is asked for, best first. */
+static const struct {
+    uint64_t    caps;
+    const char *what;
+} ofi_ladder[] = {
+    {FI_MSG | FI_MULTI_RECV | FI_RMA | FI_ATOMIC, "FI_MSG|FI_RMA|FI_ATOMIC"},
+    {FI_MSG | FI_MULTI_RECV | FI_RMA, "FI_MSG|FI_RMA"},
+    {FI_MSG | FI_MULTI_RECV, "FI_MSG"},
+};
+
+enum { OFI_CTX_RBUF = 1, OFI_CTX_SEND, OFI_CTX_RMA };
+
+/* Every context handed to libfabric starts with this, so that a completion
+ * can tell receive buffers from operations. */
+typedef struct {
+    struct fi_context2 fctx; /* the provider's scratch (FI_CONTEXT[2]) */
+    uint8_t            kind; /* OFI_CTX_* */
+} ofi_ctx_t;
+
+typedef struct {
+    ofi_ctx_t ctx;
+    char     *base;
+    int       posted;
+} ofi_rbuf_t;
+
+/* One operation in flight: a send, a put/get or an atomic. */
+typedef struct ofi_op {
+    ofi_ctx_t      ctx;
+    int            dst;
+    int            in_use;
+    gv_req_t      *req;
+    struct fid_mr *mr;          /* on-the-fly registration (FI_MR_LOCAL) */
+    void          *bounce;      /* owned copy of a payload (req == NULL) */
+    uint64_t      *result_p;    /* where a fetched value goes */
+    uint64_t       operand;     /* atomic operand, compare value, result */
+    uint64_t       compare;
+    uint64_t       result;
+    struct ofi_op *next_free;
+    uint8_t        wire[OFI_WIRE_HDR + GV_TL_MAX_HDR];
+} ofi_op_t;
+
+/* A frame that arrived before its predecessors. */
+typedef struct ofi_stash {
+    struct ofi_stash *next;
+    uint32_t          seq;
+    size_t            len;
+    uint8_t           data[];
+} ofi_stash_t;
+
+typedef struct {
+    fi_addr_t    addr;
+    uint64_t     rbase;       /* remote address of offset 0 */
+    uint64_t     rkey;
+    uint32_t     tx_seq;      /* next seq we send */
+    uint32_t     rx_seq;      /* next seq we deliver */
+    ofi_stash_t *stash;       /* early frames, sorted by seq */
+    size_t       outstanding; /* one-sided ops not yet complete */
+} ofi_peer_t;
+
+typedef struct ofi_flush {
+    struct ofi_flush *next;
+    int               dst;
+    gv_req_t         *req;
+} ofi_flush_t;
+
+/* What each rank publishes through the bootstrap. */
+typedef struct {
+    char     prov[48];
+    uint32_t addr_format;
+    uint32_t addrlen;
+    uint64_t heap_base;
+    uint64_t heap_key;
+    uint8_t  addr[OFI_ADDR_MAX];
+} ofi_card_t;
+
+typedef struct {
+    struct fi_info    *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av     *av;
+    struct fid_cq     *cq;
+    struct fid_ep     *ep;
+    struct fid_mr     *heap_mr, *pool_mr, *rbuf_mr;
+    void              *pool_desc, *rbuf_desc, *heap_desc;
+    int                wait_fd;     /* -1: no wait object */
+    int                mr_local, virt_addr, prov_key, mr_endpoint;
+    uint64_t           key_mask;
+    uint64_t           next_key;    /* requested keys when !prov_key */
+    size_t             inject_size;
+    size_t             iov_limit;
+    uint64_t           tag;
+    int                has_rma;
+    int                dc_atomic_broken;
+    int                amo_ok[GV_TL_AMO_LAST];
+    const char        *ladder_what;
+
+    uint8_t           *heap;
+    size_t             heap_size;
+
+    ofi_peer_t        *peers;
+    ofi_op_t          *ops;
+    size_t             nops;
+    ofi_op_t          *free_ops;
+    size_t             total_outstanding;
+    ofi_flush_t       *flushes;
+
+    char              *rmem;        /* OFI_NRBUF receive buffers */
+    ofi_rbuf_t         rbufs[OFI_NRBUF];
+    size_t             stash_bytes;
+
+    /* Counters, logged at fini (debug). */
+    uint64_t           n_rx, n_tx, n_reordered, n_bad, n_eagain;
+} ofi_t;
+
+static const char *prov_name(const ofi_t *o)
+{
+    return o->info->fabric_attr->prov_name;
+}
+
+/* --- memory registration ------------------------------------------------ */
+
+static int mr_open(ofi_t *o, void *buf, size_t len, uint64_t access,
+                   struct fid_mr **mr_p)
+{
+    uint64_t key = (o->next_key++) & o->key_mask;
+    int      ret;
+
+    ret = fi_mr_reg(o->domain, buf, len, access, 0, key, 0, mr_p, NULL);
+    if (ret != 0) {
+        gv_info("ofi: provider %s: fi_mr_reg of %zu bytes failed: %s",
+                prov_name(o), len, fi_strerror(-ret));
+        return ret;
+    }
+    if (o->mr_endpoint) {
+        ret = fi_mr_bind(*mr_p, &o->ep->fid, 0);
+        if (ret == 0)
+            ret = fi_mr_enable(*mr_p);
+        if (ret != 0) {
+            gv_info("ofi: provider %s: binding a memory region to the "
+                    "endpoint failed: %s", prov_name(o), fi_strerror(-ret));
+            fi_close(&(*mr_p)->fid);
+            *mr_p = NULL;
+            return ret;
+        }
+    }
+    return 0;
+}
+
+static int in_range(const void *p, size_t len, const void *base, size_t size)
+{
+    const uint8_t *a = p, *b = base;
+    return (b != NULL) && (a >= b) && (len <= size) &&
+           ((size_t)(a - b) <= size - len);
+}
+
+/* The descriptor for a local buffer under FI_MR_LOCAL: one of our regions
+ * if it lies inside one, else a registration kept in op->mr until the
+ * operation completes. Without FI_MR_LOCAL the descriptor is NULL. */
+static int local_desc(ofi_t *o, ofi_op_t *op, const void *buf, size_t len,
+                      void **desc_p)
+{
+    *desc_p = NULL;
+    if (!o->mr_local || (len == 0))
+        return 0;
+    if (in_range(buf, len, o->heap, o->heap_size)) {
+        *desc_p = o->heap_desc;
+    } else if (in_range(buf, len, o->ops, o->nops * sizeof(*o->ops))) {
+        *desc_p = o->pool_desc;
+    } else {
+        int ret = mr_open(o, (void *)buf, len,
+                          FI_SEND | FI_RECV | FI_READ | FI_WRITE, &op->mr);
+        if (ret != 0)
+            return ret;
+        *desc_p = fi_mr_desc(op->mr);
+    }
+    return 0;
+}
+
+/* --- operation pool ----------------------------------------------------- */
+
+static ofi_op_t *op_get(ofi_t *o, uint8_t kind, int dst, gv_req_t *req)
+{
+    ofi_op_t *op = o->free_ops;
+    if (op == NULL)
+        return NULL;
+    o->free_ops  = op->next_free;
+    op->ctx.kind = kind;
+    op->dst      = dst;
+    op->in_use   = 1;
+    op->req      = req;
+    op->mr       = NULL;
+    op->bounce   = NULL;
+    op->result_p = NULL;
+    return op;
+}
+
+static void op_put(ofi_t *o, ofi_op_t *op)
+{
+    if (op->mr != NULL)
+        fi_close(&op->mr->fid);
+    gv_free(op->bounce);
+    op->in_use    = 0;
+    op->next_free = o->free_ops;
+    o->free_ops   = op;
+}
+
+/* Translate a libfabric error from posting an operation. */
+static gv_status_t post_error(ofi_t *o, int dst, const char *what,
+                              ssize_t ret)
+{
+    if (ret == -FI_EAGAIN) {
+        o->n_eagain++;
+        return GV_ERR_NO_RESOURCE;
+    }
+    if ((ret == -FI_ECONNREFUSED) || (ret == -FI_ECONNRESET) ||
+        (ret == -FI_EHOSTUNREACH) || (ret == -FI_ENOTCONN) ||
+        (ret == -FI_ECONNABORTED) || (ret == -FI_ETIMEDOUT)) {
+        gv__peer_failed(dst, "ofi: %s to rank %d failed: %s", what, dst,
+                        fi_strerror((int)-ret));
+        return GV_ERR_UNREACHABLE;
+    }
+    gv_error("ofi: provider %s: %s to rank %d failed: %s", prov_name(o),
+             what, dst, fi_strerror((int)-ret));
+    return GV_ERR_IO;
+}
+
+/* --- receive ------------------------------------------------------------ */
+
+static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
+{
+    struct iovec iov = {.iov_base = rb->base, .iov_len = OFI_RBUF_SIZE};
+    void        *desc = o->rbuf_desc;
+    struct fi_msg msg = {
+        .msg_iov   = &iov,
+        .desc      = &desc,
+        .iov_count = 1,
+        .addr      = FI_ADDR_UNSPEC,
+        .context   = &rb->ctx.fctx,
+    };
+    ssize_t ret = fi_recvmsg(o->ep, &msg, FI_MULTI_RECV);
+    if (ret == 0)
+        rb->posted = 1;
+    else if (ret != -FI_EAGAIN)
+        gv_error("ofi: provider %s: posting a receive buffer failed: %s",
+                 prov_name(o), fi_strerror((int)-ret));
+    return (int)ret;
+}
+
+static void deliver(gv_tl_t *tl, int src, const uint8_t *frame, size_t len)
+{
+    tl->params.recv_cb(tl->params.recv_arg, src, frame + OFI_WIRE_HDR,
+                       len - OFI_WIRE_HDR);
+}
+
+/* Keep a frame that arrived before its predecessors, sorted by seq. */
+static void stash_frame(gv_tl_t *tl, int src, uint32_t seq,
+                        const uint8_t *frame, size_t len)
+{
+    ofi_t        *o = tl->priv;
+    ofi_peer_t   *p = &o->peers[src];
+    ofi_stash_t **pp, *s;
+
+    for (pp = &p->stash; *pp != NULL; pp = &(*pp)->next) {
+        int32_t d = (int32_t)((*pp)->seq - seq);
+        if (d == 0) {
+            o->n_bad++;
+            gv_warn("ofi: rank %d sent seq %u twice; dropped", src, seq);
+            return;
+        }
+        if (d > 0)
+            break;
+    }
+    if (o->stash_bytes + len > OFI_STASH_MAX) {
+        gv__peer_failed(src, "ofi: rank %d: %zu bytes wait for a missing "
+                        "message (seq %u); giving up", src, o->stash_bytes,
+                        p->rx_seq);
+        return;
+    }
+    s       = gv_malloc(sizeof(*s) + len);
+    s->seq  = seq;
+    s->len  = len;
+    memcpy(s->data, frame, len);
+    s->next = *pp;
+    *pp     = s;
+    o->stash_bytes += len;
+    o->n_reordered++;
+}
+
+static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
+{
+    ofi_t      *o = tl->priv;
+    uint32_t    src, seq;
+    uint64_t    tag;
+    ofi_peer_t *p;
+    int32_t     d;
+
+    if (len < OFI_WIRE_HDR) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a %zu-byte frame (shorter than the header)",
+                len);
+        return;
+    }
+    memcpy(&src, frame, 4);
+    memcpy(&seq, frame + 4, 4);
+    memcpy(&tag, frame + 8, 8);
+    if (tag != o->tag) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a %zu-byte frame without this job's key", len);
+        return;
+    }
+    if ((src >= (uint32_t)tl->size) || ((int)src == tl->rank)) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a frame from invalid rank %u", src);
+        return;
+    }
+    o->n_rx++;
+    p = &o->peers[src];
+    d = (int32_t)(seq - p->rx_seq);
+    if (d < 0) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a stale frame from rank %u (seq %u, "
+                "expected %u)", src, seq, p->rx_seq);
+        return;
+    }
+    if (d > 0) {
+        stash_frame(tl, (int)src, seq, frame, len);
+        return;
+    }
+    p->rx_seq++;
+    deliver(tl, (int)src, frame, len);
+    while ((p->stash != NULL) && (p->stash->seq == p->rx_seq)) {
+        ofi_stash_t *s = p->stash;
+        p->stash = s->next;
+        o->stash_bytes -= s->len;
+        p->rx_seq++;
+        deliver(tl, (int)src, s->data, s->len);
+        gv_free(s);
+    }
+}
+
+/* --- completions -------------------------------------------------------- */
+
+static void flushes_check(ofi_t *o)
+{
+    ofi_flush_t **pp = &o->flushes, *f;
+
+    while ((f = *pp) != NULL) {
+        size_t n = (f->dst < 0) ? o->total_outstanding
+                                : o->peers[f->dst].outstanding;
+        if (n == 0) {
+            *pp = f->next;
+            f->req->cb(f->req, GV_OK);
+            gv_free(f);
+        } else {
+            pp = &f->next;
+        }
+    }
+}
+
+static void op_complete(ofi_t *o, ofi_op_t *op, gv_status_t status)
+{
+    gv_req_t *req = op->req;
+
+    if (op->ctx.kind == OFI_CTX_RMA) {
+        if ((status == GV_OK) && (op->result_p != NULL))
+            *op->result_p = op->result;
+        o->peers[op->dst].outstanding--;
+        o->total_outstanding--;
+    }
+    op_put(o, op);
+    if (req != NULL)
+        req->cb(req, status);
+    if ((op->ctx.kind == OFI_CTX_RMA) && (o->flushes != NULL))
+        flushes_check(o);
+}
+
+static int is_peer_error(int err)
+{
+    return (err == FI_ECONNREFUSED) || (err == FI_ECONNRESET) ||
+           (err == FI_EHOSTUNREACH) || (err == FI_ENOTCONN) ||
+           (err == FI_ECONNABORTED) || (err == FI_ETIMEDOUT) ||
+           (err == FI_EIO) || (err == FI_EHOSTDOWN) ||
+           (err == FI_ENETUNREACH) || (err == FI_ENETDOWN);
+}
+
+static void handle_cq_error(gv_tl_t *tl)
+{
+    ofi_t               *o   = tl->priv;
+    struct fi_cq_err_entry err = {0};
+    char                 buf[256];
+    const char          *pstr;
+    ofi_ctx_t           *ctx;
+    ssize_t              ret;
+
+    ret = fi_cq_readerr(o->cq, &err, 0);
+    if (ret < 0)
+        return;
+    ctx  = err.op_context;
+    pstr = fi_cq_strerror(o->cq, err.prov_errno, err.err_data, buf,
+                          sizeof(buf));
+    if ((ctx != NULL) && (ctx->kind == OFI_CTX_RBUF)) {
+        ofi_rbuf_t *rb = (ofi_rbuf_t *)ctx;
+        if (err.err != FI_ECANCELED) {
+            o->n_bad++;
+            gv_warn("ofi: provider %s: a receive failed: %s (%s)",
+                    prov_name(o), fi_strerror(err.err), pstr ? pstr : "");
+        }
+        if (err.flags & FI_MULTI_RECV) {
+            rb->posted = 0;
+            if (!gv__ctx.finalizing)
+                rbuf_post(o, rb);
+        }
+        return;
+    }
+    if (ctx == NULL) {
+        gv_error("ofi: provider %s: completion error without a context: "
+                 "%s (%s)", prov_name(o), fi_strerror(err.err),
+                 pstr ? pstr : "");
+        return;
+    }
+    {
+        ofi_op_t   *op = (ofi_op_t *)ctx;
+        gv_status_t status;
+
+        if (err.err == FI_ECANCELED) {
+            status = GV_ERR_CANCELED;
+        } else if (is_peer_error(err.err)) {
+            gv__peer_failed(op->dst, "ofi: provider %s: %s to rank %d "
+                            "failed: %s (%s)", prov_name(o),
+                            (op->ctx.kind == OFI_CTX_SEND) ? "send"
+                                                           : "one-sided op",
+                            op->dst, fi_strerror(err.err), pstr ? pstr : "");
+            status = GV_ERR_UNREACHABLE;
+        } else {
+            gv_error("ofi: provider %s: %s to rank %d failed: %s (%s)",
+                     prov_name(o),
+                     (op->ctx.kind == OFI_CTX_SEND) ? "send" : "one-sided op",
+                     op->dst, fi_strerror(err.err), pstr ? pstr : "");
+            status = GV_ERR_IO;
+        }
+        op_complete(o, op, status);
+    }
+}
+
+static unsigned ofi_progress(gv_tl_t *tl)
+{
+    ofi_t                  *o = tl->priv;
+    struct fi_cq_data_entry ent[OFI_CQ_BATCH];
+    unsigned                events = 0;
+    ssize_t                 n, i;
+    int                     round;
+
+    for (round = 0; round < 4; round++) {
+        n = fi_cq_read(o->cq, ent, OFI_CQ_BATCH);
+        if (n == -FI_EAGAIN)
+            break;
+        if (n == -FI_EAVAIL) {
+            handle_cq_error(tl);
+            events++;
+            continue;
+        }
+        if (n < 0) {
+            gv_error("ofi: provider %s: fi_cq_read failed: %s", prov_name(o),
+                     fi_strerror((int)-n));
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            ofi_ctx_t *ctx = ent[i].op_context;
+            if (ctx->kind == OFI_CTX_RBUF) {
+                ofi_rbuf_t *rb = (ofi_rbuf_t *)ctx;
+                if ((ent[i].flags & FI_RECV) && (ent[i].len > 0))
+                    handle_frame(tl, ent[i].buf, ent[i].len);
+                if (ent[i].flags & FI_MULTI_RECV) {
+                    rb->posted = 0;
+                    rbuf_post(o, rb);
+                }
+            } else {
+                op_complete(o, (ofi_op_t *)ctx, GV_OK);
+            }
+        }
+        events += (unsigned)n;
+        if (n < OFI_CQ_BATCH)
+            break;
+    }
+    /* A buffer whose repost met -FI_EAGAIN is retried here. */
+    for (i = 0; i < OFI_NRBUF; i++)
+        if (!o->rbufs[i].posted)
+            rbuf_post(o, &o->rbufs[i]);
+    return events;
+}
+
+/* --- messages ----------------------------------------------------------- */
+
+static void wire_hdr(const gv_tl_t *tl, uint8_t *w, uint32_t seq)
+{
+    const ofi_t *o   = tl->priv;
+    uint32_t     src = (uint32_t)tl->rank;
+
+    memcpy(w, &src, 4);
+    memcpy(w + 4, &seq, 4);
+    memcpy(w + 8, &o->tag, 8);
+}
+
+static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
+                               size_t hdr_len, const void *payload,
+                               size_t len, gv_req_t *req)
+{
+    ofi_t       *o = tl->priv;
+    ofi_peer_t  *p;
+    size_t       total = OFI_WIRE_HDR + hdr_len + len;
+    ofi_op_t    *op;
+    struct iovec iov[2];
+    void        *desc[2] = {NULL, NULL};
+    size_t       niov;
+    ssize_t      ret;
+
+    if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
+        (hdr_len > GV_TL_MAX_HDR) || (hdr_len + len > tl->attr.max_msg))
+        return GV_ERR_INVALID;
+    p = &o->peers[dst];
+
+    if (total <= o->inject_size) {
+        uint8_t frame[total];
+        wire_hdr(tl, frame, p->tx_seq);
+        memcpy(frame + OFI_WIRE_HDR, hdr, hdr_len);
+        if (len > 0)
+            memcpy(frame + OFI_WIRE_HDR + hdr_len, payload, len);
+        ret = fi_inject(o->ep, frame, total, p->addr);
+        if (ret != 0)
+            return post_error(o, dst, "fi_inject", ret);
+        p->tx_seq++;
+        o->n_tx++;
+        return GV_OK;
+    }
+
+    op = op_get(o, OFI_CTX_SEND, dst, req);
+    if (op == NULL)
+        return GV_ERR_NO_RESOURCE;
+    wire_hdr(tl, op->wire, p->tx_seq);
+    memcpy(op->wire + OFI_WIRE_HDR, hdr, hdr_len);
+    iov[0].iov_base = op->wire;
+    iov[0].iov_len  = OFI_WIRE_HDR + hdr_len;
+    desc[0]         = o->pool_desc;
+    niov            = 1;
+    if (len > 0) {
+        const void *src = payload;
+        /* Without a request the caller reuses its buffer on return, and a
+         * single-entry provider wants one contiguous frame: copy. */
+        if ((req == NULL) || (o->iov_limit < 2)) {
+            op->bounce = gv_malloc(total);
+            memcpy(op->bounce, op->wire, iov[0].iov_len);
+            memcpy((uint8_t *)op->bounce + iov[0].iov_len, payload, len);
+            iov[0].iov_base = op->bounce;
+            iov[0].iov_len  = total;
+            desc[0]         = NULL;
+            if (local_desc(o, op, op->bounce, total, &desc[0]) != 0) {
+                op_put(o, op);
+                return GV_ERR_IO;
+            }
+        } else {
+            iov[1].iov_base = (void *)src;
+            iov[1].iov_len  = len;
+            if (local_desc(o, op, src, len, &desc[1]) != 0) {
+                op_put(o, op);
+                return GV_ERR_IO;
+            }
+            niov = 2;
+        }
+    }
+    ret = fi_sendv(o->ep, iov, desc, niov, p->addr, &op->ctx.fctx);
+    if (ret != 0) {
+        op_put(o, op);
+        return post_error(o, dst, "fi_sendv", ret);
+    }
+    p->tx_seq++;
+    o->n_tx++;
+    if (req == NULL) {
+        /* The frame is ours (bounce); complete silently. */
+        return GV_OK;
+    }
+    return GV_INPROGRESS;
+}
+
+/* --- one-sided ---------------------------------------------------------- */
+
+static gv_status_t check_range(gv_tl_t *tl, int dst, uint64_t off,
+                               size_t len)
+{
+    ofi_t *o = tl->priv;
+    if ((dst < 0) || (dst >= tl->size) || (off > o->heap_size) ||
+        (len > o->heap_size - off))
+        return GV_ERR_INVALID;
+    return GV_OK;
+}
+
+static uint64_t raddr(const ofi_t *o, int dst, uint64_t off)
+{
+    return o->virt_addr ? o->peers[dst].rbase + off : off;
+}
+
+/* Account an issued one-sided op; it completes in op_complete. */
+static gv_status_t rma_issued(ofi_t *o, ofi_op_t *op)
+{
+    o->peers[op->dst].outstanding++;
+    o->total_outstanding++;
+    return (op->req != NULL) ? GV_INPROGRESS : GV_OK;
+}
+
+static gv_status_t ofi_put(gv_tl_t *tl, int dst, uint64_t off,
+                           const void *buf, size_t len, gv_req_t *req)
+{
+    ofi_t          *o = tl->priv;
+    ofi_op_t       *op;
+    struct iovec    iov;
+    struct fi_rma_iov rma;
+    void           *desc = NULL;
+    uint64_t        flags = FI_DELIVERY_COMPLETE | FI_COMPLETION;
+    ssize_t         ret;
+    gv_status_t     status = check_range(tl, dst, off, len);
+
+    if (status != GV_OK)
+        return status;
+    if (len == 0)
+        return GV_OK;
+    op = op_get(o, OFI_CTX_RMA, dst, req);
+    if (op == NULL)
+        return GV_ERR_NO_RESOURCE;
+    iov.iov_base = (void *)buf;
+    iov.iov_len  = len;
+    if (len <= o->inject_size) {
+        /* The provider copies the source before returning. */
+        flags |= FI_INJECT;
+    } else if (req == NULL) {
+        /* Nobody would tell the caller when the source is free again:
+         * send from a copy. */
+        op->bounce = gv_malloc(len);
+        memcpy(op->bounce, buf, len);
+        iov.iov_base = op->bounce;
+    }
+    if ((flags & FI_INJECT) == 0) {
+        if (local_desc(o, op, iov.iov_base, len, &desc) != 0) {
+            op_put(o, op);
+            return GV_ERR_IO;
+        }
+    }
+    rma.addr = raddr(o, dst, off);
+    rma.len  = len;
+    rma.key  = o->peers[dst].rkey;
+    {
+        struct fi_msg_rma msg = {
+            .msg_iov       = &iov,
+            .desc          = &desc,
+            .iov_count     = 1,
+            .addr          = o->peers[dst].addr,
+            .rma_iov       = &rma,
+            .rma_iov_count = 1,
+            .context       = &op->ctx.fctx,
+        };
+        ret = fi_writemsg(o->ep, &msg, flags);
+    }
+    if (ret != 0) {
+        op_put(o, op);
+        return post_error(o, dst, "fi_writemsg", ret);
+    }
+    return rma_issued(o, op);
+}
+
+static gv_status_t ofi_get(gv_tl_t *tl, int dst, uint64_t off, void *buf,
+                           size_t len, gv_req_t *req)
+{
+    ofi_t      *o = tl->priv;
+    ofi_op_t   *op;
+    void       *desc = NULL;
+    ssize_t     ret;
+    gv_status_t status = check_range(tl, dst, off, len);
+
+    if (status != GV_OK)
+        return status;
+    if (len == 0)
+        return GV_OK;
+    op = op_get(o, OFI_CTX_RMA, dst, req);
+    if (op == NULL)
+        return GV_ERR_NO_RESOURCE;
+    if (local_desc(o, op, buf, len, &desc) != 0) {
+        op_put(o, op);
+        return GV_ERR_IO;
+    }
+    ret = fi_read(o->ep, buf, len, desc, o->peers[dst].addr,
+                  raddr(o, dst, off), o->peers[dst].rkey, &op->ctx.fctx);
+    if (ret != 0) {
+        op_put(o, op);
+        return post_error(o, dst, "fi_read", ret);
+    }
+    return rma_issued(o, op);
+}
+
+static const char *amo_name[GV_TL_AMO_LAST] = {
+    [GV_TL_AMO_ADD]   = "fi_atomic FI_SUM",
+    [GV_TL_AMO_FADD]  = "fi_fetch_atomic FI_SUM",
+    [GV_TL_AMO_CSWAP] = "fi_compare_atomic FI_CSWAP",
+    [GV_TL_AMO_SWAP]  = "fi_fetch_atomic FI_ATOMIC_WRITE",
+};
+
+static gv_status_t ofi_atomic64(gv_tl_t *tl, gv_tl_amo_t amo, int dst,
+                                uint64_t off, uint64_t value,
+                                uint64_t compare, uint64_t *result_p,
+                                gv_req_t *req)
+{
+    ofi_t            *o = tl->priv;
+    ofi_op_t         *op;
+    struct fi_ioc     ioc, cioc, rioc;
+    struct fi_rma_ioc rioc_remote;
+    void             *desc, *cdesc, *rdesc;
+    ssize_t           ret;
+    gv_status_t       status = check_range(tl, dst, off, 8);
+
+    if ((status != GV_OK) || ((off & 7) != 0) || ((unsigned)amo >= GV_TL_AMO_LAST))
+        return GV_ERR_INVALID;
+    if (!o->amo_ok[amo]) {
+        gv_error("ofi: provider %s does not support %s on FI_UINT64",
+                 prov_name(o), amo_name[amo]);
+        return GV_ERR_UNSUPPORTED;
+    }
+    op = op_get(o, OFI_CTX_RMA, dst, req);
+    if (op == NULL)
+        return GV_ERR_NO_RESOURCE;
+    op->operand  = value;
+    op->compare  = compare;
+    op->result_p = result_p;
+    /* Operand, compare value and result all live in the op, which is in
+     * the registered pool. */
+    desc = cdesc = rdesc = o->pool_desc;
+    ioc.addr          = &op->operand;
+    ioc.count         = 1;
+    cioc.addr         = &op->compare;
+    cioc.count        = 1;
+    rioc.addr         = &op->result;
+    rioc.count        = 1;
+    rioc_remote.addr  = raddr(o, dst, off);
+    rioc_remote.count = 1;
+    rioc_remote.key   = o->peers[dst].rkey;
+    {
+        struct fi_msg_atomic msg = {
+            .msg_iov       = &ioc,
+            .desc          = &desc,
+            .iov_count     = 1,
+            .addr          = o->peers[dst].addr,
+            .rma_iov       = &rioc_remote,
+            .rma_iov_count = 1,
+            .datatype      = FI_UINT64,
+            .op            = FI_SUM,
+            .context       = &op->ctx.fctx,
+        };
+        switch (amo) {
+        case GV_TL_AMO_ADD:
+            if (!o->dc_atomic_broken) {
+                ret = fi_atomicmsg(o->ep, &msg,
+                                   FI_DELIVERY_COMPLETE | FI_COMPLETION);
+                break;
+            }
+            /* A fetching add completes only once the target applied it,
+             * which is what flush needs; the old value is dropped. */
+            ret = fi_fetch_atomicmsg(o->ep, &msg, &rioc, &rdesc, 1,
+                                     FI_COMPLETION);
+            break;
+        case GV_TL_AMO_FADD:
+            ret = fi_fetch_atomicmsg(o->ep, &msg, &rioc, &rdesc, 1,
+                                     FI_COMPLETION);
+            break;
+        case GV_TL_AMO_SWAP:
+            msg.op = FI_ATOMIC_WRITE;
+            ret    = fi_fetch_atomicmsg(o->ep, &msg, &rioc, &rdesc, 1,
+                                        FI_COMPLETION);
+            break;
+        case GV_TL_AMO_CSWAP:
+        default:
+            msg.op = FI_CSWAP;
+            ret    = fi_compare_atomicmsg(o->ep, &msg, &cioc, &cdesc, 1,
+                                          &rioc, &rdesc, 1, FI_COMPLETION);
+            break;
+        }
+    }
+    if (ret != 0) {
+        op_put(o, op);
+        return post_error(o, dst, amo_name[amo], ret);
+    }
+    return rma_issued(o, op);
+}
+
+static gv_status_t ofi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
+{
+    ofi_t       *o = tl->priv;
+    ofi_flush_t *f;
+    size_t       n;
+
+    if ((dst < -1) || (dst >= tl->size))
+        return GV_ERR_INVALID;
+    n = (dst < 0) ? o->total_outstanding : o->peers[dst].outstanding;
+    if (n == 0)
+        return GV_OK;
+    if (req == NULL) {
+        gv_error("ofi: flush with operations outstanding needs a request");
+        return GV_ERR_INVALID;
+    }
+    f       = gv_malloc(sizeof(*f));
+    f->dst  = dst;
+    f->req  = req;
+    f->next = o->flushes;
+    o->flushes = f;
+    return GV_INPROGRESS;
+}
+
+/* --- wait --------------------------------------------------------------- */
+
+static void ofi_wait(gv_tl_t *tl, unsigned timeout_us)
+{
+    ofi_t          *o      = tl->priv;
+    struct fid     *fids[1] = {&o->cq->fid};
+    struct pollfd   pfd     = {.fd = o->wait_fd, .events = POLLIN};
+    struct timespec ts      = {
+        .tv_sec  = timeout_us / 1000000u,
+        .tv_nsec = (long)(timeout_us % 1000000u) * 1000,
+    };
+
+    /* fi_trywait fails when completions are pending (or the provider has
+     * work only a poll can do): then return and let the caller progress. */
+    if (fi_trywait(o->fabric, fids, 1) != FI_SUCCESS)
+        return;
+    if ((ppoll(&pfd, 1, &ts, NULL) < 0) && (errno != EINTR))
+        gv_warn("ofi: ppoll on the completion queue's fd failed: %m");
+}
+
+/* --- init / fini -------------------------------------------------------- */
+
+static void close_fid(struct fid *fid, const char *what)
+{
+    int ret;
+    if (fid == NULL)
+        return;
+    ret = fi_close(fid);
+    if (ret != 0)
+        gv_debug("ofi: closing the %s failed: %s", what, fi_strerror(-ret));
+}
+
+/* Release everything open_info and setup created, in reverse order. */
+static void ofi_teardown(ofi_t *o)
+{
+    size_t i;
+
+    close_fid(o->ep ? &o->ep->fid : NULL, "endpoint");
+    /* Operations the endpoint still held are cancelled. */
+    if (o->ops != NULL) {
+        for (i = 0; i < o->nops; i++) {
+            ofi_op_t *op = &o->ops[i];
+            if (op->in_use) {
+                gv_req_t *req = op->req;
+                op_put(o, op);
+                if (req != NULL)
+                    req->cb(req, GV_ERR_CANCELED);
+            }
+        }
+    }
+    while (o->flushes != NULL) {
+        ofi_flush_t *f = o->flushes;
+        o->flushes     = f->next;
+        f->req->cb(f->req, GV_ERR_CANCELED);
+        gv_free(f);
+    }
+    close_fid(o->av ? &o->av->fid : NULL, "address vector");
+    close_fid(o->cq ? &o->cq->fid : NULL, "completion queue");
+    close_fid(o->heap_mr ? &o->heap_mr->fid : NULL, "heap region");
+    close_fid(o->pool_mr ? &o->pool_mr->fid : NULL, "op pool region");
+    close_fid(o->rbuf_mr ? &o->rbuf_mr->fid : NULL, "receive region");
+    close_fid(o->domain ? &o->domain->fid : NULL, "domain");
+    close_fid(o->fabric ? &o->fabric->fid : NULL, "fabric");
+    o->ep      = NULL;
+    o->av      = NULL;
+    o->cq      = NULL;
+    o->heap_mr = o->pool_mr = o->rbuf_mr = NULL;
+    o->domain  = NULL;
+    o->fabric  = NULL;
+}
+
+/* Open fabric, domain, CQ, AV and endpoint for one fi_info. Returns 0 or a
+ * negative fi_errno; on failure the caller tears down. */
+static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
+{
+    struct fi_cq_attr cq_attr = {0};
+    struct fi_av_attr av_attr = {0};
+    size_t            min_mr  = OFI_MAX_FRAME;
+    int               ret;
+
+    o->info = info;
+    ret = fi_fabric(info->fabric_attr, &o->fabric, NULL);
+    if (ret != 0)
+        return ret;
+    ret = fi_domain(o->fabric, info, &o->domain, NULL);
+    if (ret != 0)
+        return ret;
+
+    cq_attr.format   = FI_CQ_FORMAT_DATA;
+    cq_attr.size     = info->tx_attr->size + info->rx_attr->size + 64;
+    cq_attr.wait_obj = FI_WAIT_FD;
+    ret = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
+    if (ret == 0) {
+        ret = fi_control(&o->cq->fid, FI_GETWAIT, &o->wait_fd);
+        if (ret != 0) {
+            fi_close(&o->cq->fid);
+            o->cq = NULL;
+        }
+    }
+    if (o->cq == NULL) {
+        gv_debug("ofi: provider %s has no fd wait object for its CQ",
+                 info->fabric_attr->prov_name);
+        o->wait_fd       = -1;
+        cq_attr.wait_obj = FI_WAIT_NONE;
+        ret = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
+        if (ret != 0)
+            return ret;
+    }
+
+    av_attr.type  = FI_AV_TABLE;
+    av_attr.count = (size_t)tl->size;
+    ret = fi_av_open(o->domain, &av_attr, &o->av, NULL);
+    if (ret != 0)
+        return ret;
+
+    ret = fi_endpoint(o->domain, info, &o->ep, NULL);
+    if (ret != 0)
+        return ret;
+    ret = fi_ep_bind(o->ep, &o->av->fid, 0);
+    if (ret != 0)
+        return ret;
+    ret = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (ret != 0)
+        return ret;
+    ret = fi_enable(o->ep);
+    if (ret != 0)
+        return ret;
+    /* After fi_enable: shm 1.17 dereferences its receive context, which
+     * exists only once the endpoint is enabled. */
+    return fi_setopt(&o->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+                     &min_mr, sizeof(min_mr));
+}
+
+/* Pick and open a provider: walk the caps ladder, and for each step every
+ * fi_info libfabric offers, until one opens. */
+static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
+{
+    const char *want = gv__env.OFI_PROVIDER;
+    size_t      step;
+    int         ret = -FI_ENODATA;
+
+    for (step = 0; step < sizeof(ofi_ladder) / sizeof(ofi_ladder[0]);
+         step++) {
+        struct fi_info *hints = fi_allocinfo(), *list = NULL, *fi;
+
+        if (hints == NULL)
+            return GV_ERR_NO_MEMORY;
+        hints->caps                   = ofi_ladder[step].caps;
+        hints->mode                   = FI_CONTEXT | FI_CONTEXT2;
+        hints->ep_attr->type          = FI_EP_RDM;
+        hints->domain_attr->threading = FI_THREAD_DOMAIN;
+        hints->domain_attr->mr_mode   = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+                                      FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+                                      FI_MR_ENDPOINT;
+        hints->tx_attr->msg_order = FI_ORDER_SAS;
+        hints->rx_attr->msg_order = FI_ORDER_SAS;
+        if ((want != NULL) && (want[0] != '\0'))
+            hints->fabric_attr->prov_name = strdup(want);
+        ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, hints, &list);
+        fi_freeinfo(hints);
+        if (ret != 0) {
+            gv_debug("ofi: fi_getinfo for %s: %s", ofi_ladder[step].what,
+                     fi_strerror(-ret));
+            continue;
+        }
+        for (fi = list; fi != NULL; fi = fi->next) {
+            /* shm only reaches ranks on this node. */
+            if ((tl->boot->nnodes > 1) &&
+                (strcmp(fi->fabric_attr->prov_name, "shm") == 0))
+                continue;
+            ret = open_info(o, tl, fi);
+            if (ret == 0) {
+                o->info        = fi_dupinfo(fi);
+                o->ladder_what = ofi_ladder[step].what;
+                fi_freeinfo(list);
+                if (o->info == NULL)
+                    return GV_ERR_NO_MEMORY;
+                return GV_OK;
+            }
+            gv_debug("ofi: provider %s (%s) does not open: %s",
+                     fi->fabric_attr->prov_name, fi->domain_attr->name,
+                     fi_strerror(-ret));
+            o->info = fi;
+            ofi_teardown(o);
+            o->info = NULL;
+        }
+        fi_freeinfo(list);
+    }
+    gv_info("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
+            "endpoint with FI_MSG|FI_MULTI_RECV here: %s",
+            ((want != NULL) && want[0]) ? " named '" : "",
+            ((want != NULL) && want[0]) ? want : "",
+            ((want != NULL) && want[0]) ? "' (GV_OFI_PROVIDER)" : "",
+            fi_strerror(-ret));
+    return GV_ERR_UNSUPPORTED;
+}
+
+static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
+{
+    size_t   i;
+    uint64_t local = FI_SEND | FI_RECV | FI_READ | FI_WRITE;
+
+    /* Operation pool: our headers, operands and results live here. */
+    o->nops = o->info->tx_attr->size * 2;
+    if (o->nops < OFI_NOPS_MIN)
+        o->nops = OFI_NOPS_MIN;
+    o->ops = gv_calloc(o->nops, sizeof(*o->ops));
+    for (i = o->nops; i-- > 0;) {
+        o->ops[i].next_free = o->free_ops;
+        o->free_ops         = &o->ops[i];
+    }
+    if (o->mr_local) {
+        if (mr_open(o, o->ops, o->nops * sizeof(*o->ops), local,
+                    &o->pool_mr) != 0)
+            return GV_ERR_IO;
+        o->pool_desc = fi_mr_desc(o->pool_mr);
+    }
+
+    /* Receive buffers. */
+    o->rmem = mmap(NULL, (size_t)OFI_NRBUF * OFI_RBUF_SIZE,
+                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (o->rmem == MAP_FAILED) {
+        o->rmem = NULL;
+        gv_info("ofi: mmap of the receive buffers failed: %m");
+        return GV_ERR_NO_MEMORY;
+    }
+    if (o->mr_local) {
+        if (mr_open(o, o->rmem, (size_t)OFI_NRBUF * OFI_RBUF_SIZE, FI_RECV,
+                    &o->rbuf_mr) != 0)
+            return GV_ERR_IO;
+        o->rbuf_desc = fi_mr_desc(o->rbuf_mr);
+    }
+
+    /* The heap, when we have one-sided operations. */
+    if (o->has_rma) {
+        uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE;
+        if (o->mr_local)
+            access |= local;
+        o->heap_size = tl->params.heap_size;
+        o->heap = mmap(NULL, o->heap_size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (o->heap == MAP_FAILED) {
+            o->heap = NULL;
+            gv_info("ofi: mmap of a %zu-byte heap failed: %m", o->heap_size);
+            return GV_ERR_NO_MEMORY;
+        }
+        if (mr_open(o, o->heap, o->heap_size, access, &o->heap_mr) != 0)
+            return GV_ERR_IO;
+        o->heap_desc = fi_mr_desc(o->heap_mr);
+    }
+    return GV_OK;
+}
+
+/* Exchange cards, check every rank chose the same provider, fill the AV. */
+static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
+{
+    ofi_card_t *cards, mine = {0};
+    size_t      addrlen = sizeof(mine.addr);
+    gv_status_t status;
+    int         ret, i;
+
+    ret = fi_getname(&o->ep->fid, mine.addr, &addrlen);
+    if (ret != 0) {
+        gv_info("ofi: provider %s: fi_getname failed: %s%s", prov_name(o),
+                fi_strerror(-ret),
+                (ret == -FI_ETOOSMALL) ? " (address too long)" : "");
+        return GV_ERR_UNSUPPORTED;
+    }
+    snprintf(mine.prov, sizeof(mine.prov), "%s", prov_name(o));
+    mine.addr_format = o->info->addr_format;
+    mine.addrlen     = (uint32_t)addrlen;
+    if (o->heap_mr != NULL) {
+        mine.heap_base = (uint64_t)(uintptr_t)o->heap;
+        mine.heap_key  = fi_mr_key(o->heap_mr);
+    }
+    cards  = gv_calloc((size_t)tl->size, sizeof(*cards));
+    status = gv__boot_allgather(tl->boot, &mine, sizeof(mine), cards);
+    if (status != GV_OK) {
+        gv_info("ofi: exchanging endpoint names failed: %s",
+                gv_status_str(status));
+        goto out;
+    }
+    for (i = 0; i < tl->size; i++) {
+        ofi_card_t *c = &cards[i];
+        fi_addr_t   fa;
+
+        c->prov[sizeof(c->prov) - 1] = '\0';
+        if ((strcmp(c->prov, mine.prov) != 0) ||
+            (c->addr_format != mine.addr_format) ||
+            (c->addrlen == 0) || (c->addrlen > sizeof(c->addr))) {
+            gv_info("ofi: rank %d chose provider %s, rank %d %s (address "
+                    "formats %u, %u): set GV_OFI_PROVIDER", tl->rank,
+                    mine.prov, i, c->prov, mine.addr_format,
+                    c->addr_format);
+            status = GV_ERR_UNSUPPORTED;
+            goto out;
+        }
+        ret = fi_av_insert(o->av, c->addr, 1, &fa, 0, NULL);
+        if (ret != 1) {
+            gv_info("ofi: provider %s: fi_av_insert of rank %d failed: %s",
+                    prov_name(o), i, fi_strerror(ret < 0 ? -ret : FI_EINVAL));
+            status = GV_ERR_UNSUPPORTED;
+            goto out;
+        }
+        o->peers[i].addr  = fa;
+        o->peers[i].rbase = c->heap_base;
+        o->peers[i].rkey  = c->heap_key;
+    }
+    status = GV_OK;
+out:
+    gv_free(cards);
+    return status;
+}
+
+static void ofi_free(ofi_t *o)
+{
+    ofi_teardown(o);
+    if (o->heap != NULL)
+        munmap(o->heap, o->heap_size);
+    if (o->rmem != NULL)
+        munmap(o->rmem, (size_t)OFI_NRBUF * OFI_RBUF_SIZE);
+    gv_free(o->ops);
+    if (o->info != NULL)
+        fi_freeinfo(o->info);
+    gv_free(o);
+}
+
+static void free_stashes(ofi_t *o, int size)
+{
+    int i;
+    for (i = 0; (o->peers != NULL) && (i < size); i++) {
+        while (o->peers[i].stash != NULL) {
+            ofi_stash_t *s      = o->peers[i].stash;
+            o->peers[i].stash = s->next;
+            gv_free(s);
+        }
+    }
+    gv_free(o->peers);
+    o->peers = NULL;
+}
+
+static gv_status_t ofi_init(gv_tl_t *tl)
+{
+    ofi_t      *o = gv_calloc(1, sizeof(*o));
+    gv_status_t status;
+    uint64_t    mr_mode;
+    size_t      i, max_frame;
+    char        missing[96] = "";
+
+    o->wait_fd = -1;
+    o->peers   = gv_calloc((size_t)tl->size, sizeof(*o->peers));
+    tl->priv   = o;
+
+    status = choose_provider(o, tl);
+    if (status != GV_OK)
+        goto err;
+
+    mr_mode        = o->info->domain_attr->mr_mode;
+    o->mr_local    = !!(mr_mode & FI_MR_LOCAL);
+    o->virt_addr   = !!(mr_mode & FI_MR_VIRT_ADDR);
+    o->prov_key    = !!(mr_mode & FI_MR_PROV_KEY);
+    o->mr_endpoint = !!(mr_mode & FI_MR_ENDPOINT);
+    o->key_mask    = (o->info->domain_attr->mr_key_size >= 8)
+                         ? ~0ull
+                         : ((1ull << (8 * o->info->domain_attr->mr_key_size)) - 1);
+    memcpy(&o->tag, tl->boot->key, sizeof(o->tag));
+    /* Requested keys (without FI_MR_PROV_KEY) start from a value derived
+     * from the job key, so that another job cannot guess them. */
+    memcpy(&o->next_key, tl->boot->key + 8, sizeof(o->next_key));
+    o->inject_size = o->info->tx_attr->inject_size;
+    o->iov_limit   = o->info->tx_attr->iov_limit;
+    o->has_rma     = !!(o->info->caps & FI_RMA);
+
+    if (o->info->caps & FI_ATOMIC) {
+        size_t count;
+        /* shm 1.17 mishandles the delivery-complete acknowledgement of a
+         * non-fetching atomic: seen here as crashes in fi_cq_read and
+         * corrupted results of later compare-and-swaps. */
+        o->dc_atomic_broken = (strcmp(prov_name(o), "shm") == 0) &&
+                              (FI_VERSION_LT(fi_version(), FI_VERSION(1, 18)));
+        o->amo_ok[GV_TL_AMO_ADD] =
+            fi_atomicvalid(o->ep, FI_UINT64, FI_SUM, &count) == 0;
+        o->amo_ok[GV_TL_AMO_FADD] =
+            fi_fetch_atomicvalid(o->ep, FI_UINT64, FI_SUM, &count) == 0;
+        o->amo_ok[GV_TL_AMO_SWAP] =
+            fi_fetch_atomicvalid(o->ep, FI_UINT64, FI_ATOMIC_WRITE,
+                                 &count) == 0;
+        o->amo_ok[GV_TL_AMO_CSWAP] =
+            fi_compare_atomicvalid(o->ep, FI_UINT64, FI_CSWAP, &count) == 0;
+        for (i = 0; i < GV_TL_AMO_LAST; i++)
+            if (!o->amo_ok[i])
+                snprintf(missing + strlen(missing),
+                         sizeof(missing) - strlen(missing), "%s%s",
+                         missing[0] ? ", " : "", amo_name[i]);
+    } else {
+        snprintf(missing, sizeof(missing), "no FI_ATOMIC");
+    }
+
+    status = setup_memory(o, tl);
+    if (status != GV_OK)
+        goto err;
+    /* Buffers go up before anyone learns our address. */
+    for (i = 0; i < OFI_NRBUF; i++) {
+        o->rbufs[i].ctx.kind = OFI_CTX_RBUF;
+        o->rbufs[i].base     = o->rmem + i * OFI_RBUF_SIZE;
+        if (rbuf_post(o, &o->rbufs[i]) != 0) {
+            status = GV_ERR_IO;
+            goto err;
+        }
+    }
+    status = exchange(o, tl);
+    if (status != GV_OK)
+        goto err;
+
+    max_frame = OFI_MAX_FRAME;
+    if (o->info->ep_attr->max_msg_size < max_frame)
+        max_frame = o->info->ep_attr->max_msg_size;
+    tl->attr.caps    = GV_TL_CAP_AM;
+    tl->attr.max_msg = max_frame - OFI_WIRE_HDR;
+    if (o->has_rma)
+        tl->attr.caps |= GV_TL_CAP_RMA;
+    if (o->amo_ok[GV_TL_AMO_ADD] && o->amo_ok[GV_TL_AMO_FADD] &&
+        o->amo_ok[GV_TL_AMO_CSWAP] && o->amo_ok[GV_TL_AMO_SWAP])
+        tl->attr.caps |= GV_TL_CAP_ATOMIC64;
+    if (o->wait_fd >= 0)
+        tl->attr.caps |= GV_TL_CAP_WAIT;
+    tl->attr.heap_base = o->heap;
+    if (tl->attr.caps & GV_TL_CAP_ATOMIC64)
+        snprintf(tl->attr.detail, sizeof(tl->attr.detail), "provider %s",
+                 prov_name(o));
+    else
+        snprintf(tl->attr.detail, sizeof(tl->attr.detail),
+                 "provider %s (%s only; no atomics: %s)", prov_name(o),
+                 o->ladder_what, missing);
+    gv_debug("ofi: provider %s, domain %s, inject %zu, mr_mode 0x%llx, "
+             "wait fd %d, max frame %zu", prov_name(o),
+             o->info->domain_attr->name, o->inject_size,
+             (unsigned long long)mr_mode, o->wait_fd, max_frame);
+    return GV_OK;
+
+err:
+    free_stashes(o, tl->size);
+    ofi_free(o);
+    tl->priv = NULL;
+    return status;
+}
+
+static void ofi_fini(gv_tl_t *tl)
+{
+    ofi_t   *o = tl->priv;
+    uint64_t deadline;
+
+    /* Let sends still in flight finish (peers keep their endpoints open
+     * until their own fini); a peer that is already gone makes the send
+     * fail, which is harmless now. Bounded, so fini never hangs. */
+    deadline = gv__now_ns() + 2000000000ull;
+    while ((o->free_ops != NULL || o->nops == 0) && (gv__now_ns() < deadline)) {
+        size_t i, busy = 0;
+        for (i = 0; i < o->nops; i++)
+            busy += (size_t)o->ops[i].in_use;
+        if (busy == 0)
+            break;
+        ofi_progress(tl);
+    }
+    gv_debug("ofi: %llu frames sent, %llu received, %llu reordered, %llu "
+             "rejected, %llu EAGAIN", (unsigned long long)o->n_tx,
+             (unsigned long long)o->n_rx, (unsigned long long)o->n_reordered,
+             (unsigned long long)o->n_bad, (unsigned long long)o->n_eagain);
+    free_stashes(o, tl->size);
+    ofi_free(o);
+    tl->priv = NULL;
+}
+
+const gv_tl_ops_t gv_tl_ofi_ops = {
+    .version  = GV_TL_OPS_VERSION,
+    .name     = "ofi",
+    .init     = ofi_init,
+    .fini     = ofi_fini,
+    .progress = ofi_progress,
+    .am_send  = ofi_am_send,
+    .wait     = ofi_wait,
+    .put      = ofi_put,
+    .get      = ofi_get,
+    .atomic64 = ofi_atomic64,
+    .flush    = ofi_flush,
+};
