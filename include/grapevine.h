@@ -5,5 +5,6 @@
 #include <grapevine/core.h>
 #include <grapevine/am.h>
 #include <grapevine/rma.h>
+#include <grapevine/task.h>
 
 #endif
