@@ -52,7 +52,7 @@
 #endif
 
 #define PIPE_MAX    64      /* deepest prefetch pipeline in the handler */
-#define REPORT_MASK 0xffff  /* look at the clock every 65536 updates */
+#define CLOCK_MASK  0x3ff   /* look at the clock every 1024 updates */
 #define HUGE_2M     (2ul << 20)
 
 enum { MODE_AGG, MODE_AM, MODE_NATIVE };
@@ -67,7 +67,9 @@ static struct {
     unsigned  window;         /* native: operations outstanding per flush */
     unsigned  poll;           /* am/agg: sends between gv_progress calls */
     unsigned  pipe;           /* handler prefetch depth (power of 2), 0 off */
-} opt = {MODE_AGG, GUPS_DEFAULT_LOG2, 4, 1, 2.0, 512, 256, 16};
+    double    seconds;        /* stop issuing after this long; 0: never */
+    uint64_t  updates;        /* total updates; 0: per_word * table size */
+} opt = {MODE_AGG, GUPS_DEFAULT_LOG2, 4, 1, 2.0, 512, 256, 16, 0, 0};
 
 static struct {
     int         me, P;
@@ -79,7 +81,9 @@ static struct {
     size_t      map_len;
     const char *pages;        /* how the table is backed */
     uint64_t    sym_off;      /* native: the table's heap offset */
-    gv_am_id_t  upd_id, res_id;
+    gv_am_id_t  upd_id, res_id, cnt_id;
+    uint64_t   *issued;       /* updates each rank made (after the phase) */
+    int         ncounts;
     uint64_t    bad_msgs;     /* update messages of the wrong length */
     uint64_t    handled;      /* update messages applied here */
     /* prefetch pipeline of updates not yet applied */
@@ -208,6 +212,18 @@ typedef struct {
     uint64_t errors, bad, handled;
 } result_msg_t;
 
+/* Every rank tells every rank how many updates it made: with --seconds a
+ * rank may stop early, and verification must replay exactly those. */
+static void on_count(int src, const void *payload, size_t len, void *arg)
+{
+    if ((len != sizeof(uint64_t)) || (src < 0) || (src >= g.P)) {
+        g.bad_msgs++;
+        return;
+    }
+    memcpy(&g.issued[src], payload, sizeof(uint64_t));
+    g.ncounts++;
+}
+
 static void on_result(int src, const void *payload, size_t len, void *arg)
 {
     result_msg_t r;
@@ -262,21 +278,27 @@ __attribute__((noinline)) static void table_init(void)
 
 /* ---- the update phase ------------------------------------------------- */
 
-static void report(uint64_t done, uint64_t total, double t0, double *last)
+/* Called every CLOCK_MASK+1 updates: report progress now and then, and
+ * say whether --seconds is over (then the caller stops issuing). */
+static int tick(uint64_t done, uint64_t total, double t0, double *last)
 {
     double now = gv_wtime();
 
+    if ((opt.seconds > 0) && (now - t0 >= opt.seconds))
+        return 1;
     if ((opt.report_s <= 0) || (g.me != 0) || (now - *last < opt.report_s))
-        return;
+        return 0;
     *last = now;
     fprintf(stderr, "# gups: rank 0 issued %.1f%% of its updates (%llu of "
             "%llu) in %.1f s, %.2f M/s from this rank\n",
             100.0 * (double)done / (double)total, (unsigned long long)done,
             (unsigned long long)total, now - t0,
             (double)done / (now - t0) / 1e6);
+    return 0;
 }
 
-__attribute__((noinline)) static void run_am(uint64_t ran, uint64_t n, double t0)
+__attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
+                                                 double t0)
 {
     uint64_t i;
     unsigned poll = opt.poll;
@@ -294,13 +316,17 @@ __attribute__((noinline)) static void run_am(uint64_t ran, uint64_t n, double t0
             gv_progress();
             poll = opt.poll;
         }
-        if ((i & REPORT_MASK) == 0)
-            report(i, n, t0, &last);
+        if (((i & CLOCK_MASK) == CLOCK_MASK) && tick(i + 1, n, t0, &last)) {
+            i++;
+            break;
+        }
     }
     gv_flush();
+    return i;
 }
 
-__attribute__((noinline)) static void run_native(uint64_t ran, uint64_t n, double t0)
+__attribute__((noinline)) static uint64_t run_native(uint64_t ran,
+                                                     uint64_t n, double t0)
 {
     uint64_t i;
     unsigned out = 0;
@@ -321,11 +347,14 @@ __attribute__((noinline)) static void run_native(uint64_t ran, uint64_t n, doubl
                          gv_status_str(status));
             out = 0;
         }
-        if ((i & REPORT_MASK) == 0)
-            report(i, n, t0, &last);
+        if (((i & CLOCK_MASK) == CLOCK_MASK) && tick(i + 1, n, t0, &last)) {
+            i++;
+            break;
+        }
     }
     if (gv_rma_flush(-1) != GV_OK)
         gv_abort(1, "gups: gv_rma_flush failed");
+    return i;
 }
 
 /* ---- verification ----------------------------------------------------- */
@@ -342,7 +371,7 @@ __attribute__((noinline)) static uint64_t verify(uint64_t per_rank)
     for (r = 0; r < g.P; r++) {
         uint64_t ran = hpcc_starts((int64_t)(per_rank * (uint64_t)r)), i;
 
-        for (i = 0; i < per_rank; i++) {
+        for (i = 0; i < g.issued[r]; i++) {
             ran = next_ran(ran);
             if (owner_of(ran) != g.me)
                 continue;
@@ -380,7 +409,8 @@ static void usage(void)
     fprintf(stderr,
         "usage: gups [--mode agg|am|native] [--log2 n] [--updates-per-word k]\n"
         "            [--verify | --no-verify] [--progress-interval seconds]\n"
-        "            [--window w] [--poll k] [--pipe d]\n"
+        "            [--updates U] [--seconds t] [--window w] [--poll k]\n"
+        "            [--pipe d]\n"
         "  --mode agg     every update is an 8-byte active message, aggregated\n"
         "                 (sets GV_AGGREGATE=1 before gv_init); the default\n"
         "  --mode am      the same messages, one transport message each\n"
@@ -391,6 +421,9 @@ static void usage(void)
         "                 GV_HEAP is raised to fit the table unless it is set\n"
         "  --log2 n       2^n table words per rank (default %d)\n"
         "  --updates-per-word k   updates = k * words in the whole table (4)\n"
+        "  --updates U    make U updates in all instead (rounded to the ranks)\n"
+        "  --seconds t    each rank stops issuing after t seconds (HPCC's time\n"
+        "                 bound); updates= then counts those made, all verified\n"
         "  --no-verify    skip the verification pass (then errors=-1)\n"
         "  --progress-interval s  rank 0 reports progress every s seconds\n"
         "                 on stderr (2; 0 is quiet)\n"
@@ -415,6 +448,8 @@ static void parse(int argc, char **argv)
         {"window", required_argument, NULL, 'w'},
         {"poll", required_argument, NULL, 'k'},
         {"pipe", required_argument, NULL, 'd'},
+        {"seconds", required_argument, NULL, 't'},
+        {"updates", required_argument, NULL, 'U'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -422,7 +457,7 @@ static void parse(int argc, char **argv)
     long v;
     char *end;
 
-    while ((c = getopt_long(argc, argv, "m:n:u:vVp:w:k:d:h", longopts,
+    while ((c = getopt_long(argc, argv, "m:n:u:vVp:w:k:d:t:U:h", longopts,
                             NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -439,6 +474,16 @@ static void parse(int argc, char **argv)
         case 'p':
             opt.report_s = strtod(optarg, &end);
             if ((*end != '\0') || (opt.report_s < 0))
+                usage();
+            break;
+        case 't':
+            opt.seconds = strtod(optarg, &end);
+            if ((*end != '\0') || (opt.seconds < 0))
+                usage();
+            break;
+        case 'U':
+            opt.updates = strtoull(optarg, &end, 0);
+            if ((*end != '\0') || (optarg[0] == '-'))
                 usage();
             break;
         case 'v': opt.verify = 1; break;
@@ -479,7 +524,8 @@ static void parse(int argc, char **argv)
 
 int GUPS_MAIN(int argc, char **argv)
 {
-    uint64_t      total, per_rank, start, errors = 0;
+    uint64_t      total, per_rank, start, mine, done = 0, errors = 0;
+    int           r;
     double        t0, t1, secs, c0, c1, tv = 0;
     gv_am_stats_t st;
     char          heap[32];
@@ -495,7 +541,8 @@ int GUPS_MAIN(int argc, char **argv)
         setenv("GV_HEAP", heap, 0);
     }
     if ((gv_am_register(on_update, NULL, &g.upd_id) != GV_OK) ||
-        (gv_am_register(on_result, NULL, &g.res_id) != GV_OK)) {
+        (gv_am_register(on_result, NULL, &g.res_id) != GV_OK) ||
+        (gv_am_register(on_count, NULL, &g.cnt_id) != GV_OK)) {
         fprintf(stderr, "gups: gv_am_register failed\n");
         return 1;
     }
@@ -505,6 +552,9 @@ int GUPS_MAIN(int argc, char **argv)
     g.P     = gv_nranks();
     g.lmask = ((uint64_t)1 << opt.logn) - 1;
     g.pmask = ((g.P & (g.P - 1)) == 0) ? (uint64_t)g.P - 1 : 0;
+    g.issued = calloc((size_t)g.P, sizeof(*g.issued));
+    if (g.issued == NULL)
+        gv_abort(1, "gups: out of memory");
     if (!starts_agrees(1000))
         gv_abort(1, "gups: hpcc_starts disagrees with the stream");
 
@@ -534,14 +584,21 @@ int GUPS_MAIN(int argc, char **argv)
     }
     table_init();
 
-    total    = (uint64_t)opt.per_word * (uint64_t)g.P << opt.logn;
+    total = (uint64_t)opt.per_word * (uint64_t)g.P << opt.logn;
+    if (opt.updates != 0)
+        total = opt.updates;
     per_rank = total / (uint64_t)g.P;
+    if (per_rank == 0)
+        per_rank = 1;
+    total = per_rank * (uint64_t)g.P;
     start    = hpcc_starts((int64_t)(per_rank * (uint64_t)g.me));
     if (g.me == 0) {
         printf("# gups transport=%s mode=%s ranks=%d table=2^%d words/rank "
                "(%zu MiB, %s pages) updates=%llu",
                gv_transport_name(), mode_names[opt.mode], g.P, opt.logn,
                g.table_bytes >> 20, g.pages, (unsigned long long)total);
+        if (opt.seconds > 0)
+            printf(" (at most %.1f s)", opt.seconds);
         if (opt.mode == MODE_NATIVE)
             printf(" window=%u\n", opt.window);
         else
@@ -553,26 +610,35 @@ int GUPS_MAIN(int argc, char **argv)
     t0 = gv_wtime();
     c0 = cpu_s();
     if (opt.mode == MODE_NATIVE)
-        run_native(start, per_rank, t0);
+        mine = run_native(start, per_rank, t0);
     else
-        run_am(start, per_rank, t0);
+        mine = run_am(start, per_rank, t0);
     gv_barrier();
     t1   = gv_wtime();
     c1   = cpu_s();
     secs = t1 - t0;
     apply_drain();
     gv_am_stats(&st);
+    for (r = 0; r < g.P; r++)
+        if (gv_am_send(r, g.cnt_id, &mine, sizeof(mine)) != GV_OK)
+            gv_abort(1, "gups: could not send the update count");
+    gv_barrier();
+    if (g.ncounts != g.P)
+        gv_abort(1, "gups: %d of %d ranks sent their update count",
+                 g.ncounts, g.P);
+    for (r = 0; r < g.P; r++)
+        done += g.issued[r];
 
     if (opt.verify) {
-        result_msg_t r;
+        result_msg_t res;
 
-        tv       = gv_wtime();
-        errors   = verify(per_rank);
-        tv       = gv_wtime() - tv;
-        r.errors = errors;
-        r.bad     = g.bad_msgs;
-        r.handled = g.handled;
-        if (gv_am_send(0, g.res_id, &r, sizeof(r)) != GV_OK)
+        tv          = gv_wtime();
+        errors      = verify(per_rank);
+        tv          = gv_wtime() - tv;
+        res.errors  = errors;
+        res.bad     = g.bad_msgs;
+        res.handled = g.handled;
+        if (gv_am_send(0, g.res_id, &res, sizeof(res)) != GV_OK)
             gv_abort(1, "gups: could not send the result to rank 0");
         if (errors != 0)
             fprintf(stderr, "gups: rank %d: %llu of %llu words wrong\n",
@@ -583,7 +649,7 @@ int GUPS_MAIN(int argc, char **argv)
     if (g.me == 0) {
         printf("# rank 0: update phase %.3f s wall, %.3f s cpu "
                "(%.1f ns cpu per update made or handled here)",
-               secs, c1 - c0, (c1 - c0) * 1e9 / (double)per_rank / 2);
+               secs, c1 - c0, (c1 - c0) * 1e9 / (double)mine / 2);
         if (opt.verify)
             printf(", verification %.3f s", tv);
         printf("\n");
@@ -610,20 +676,21 @@ int GUPS_MAIN(int argc, char **argv)
          * shows in the table, but a lost one and a duplicate elsewhere
          * would too, and this names the cause. */
         if (opt.verify && (opt.mode != MODE_NATIVE) &&
-            (g.tot_handled != total)) {
+            (g.tot_handled != done)) {
             printf("# %llu update messages handled, %llu sent\n",
                    (unsigned long long)g.tot_handled,
-                   (unsigned long long)total);
+                   (unsigned long long)done);
             g.tot_bad++;
         }
         printf("gups transport=%s mode=%s ranks=%d updates=%llu "
                "seconds=%.3f mups=%.2f errors=%lld\n",
                gv_transport_name(), mode_names[opt.mode], g.P,
-               (unsigned long long)total, secs, (double)total / secs / 1e6,
+               (unsigned long long)done, secs, (double)done / secs / 1e6,
                opt.verify ? (long long)(g.tot_errors + g.tot_bad) : -1ll);
         fflush(stdout);
     }
     gv_finalize();
+    free(g.issued);
     if (g.map != NULL)
         munmap(g.map, g.map_len);
     return ((errors != 0) || (g.bad_msgs != 0) ||

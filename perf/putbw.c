@@ -1,0 +1,219 @@
+/* Bandwidth of the transport's native put from rank 0 to rank 1, one line
+ * per size; or, with --am8, the rate and payload bandwidth of a stream of
+ * 8-byte active messages (aggregated unless GV_AGGREGATE=0). The two sides
+ * of Figure 6 (right): native one-sided writes against many tiny messages.
+ * Run: gvrun -n 2 build/perf/putbw [--am8]
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include <grapevine.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A transport without native put exits with this status (like gups). */
+#define PUTBW_NO_PUT_EXIT 3
+
+static volatile uint64_t arrived;   /* rank 1: messages; rank 0: acks */
+static gv_am_id_t        msg_id, ack_id;
+
+static void on_msg(int src, const void *payload, size_t len, void *arg)
+{
+    arrived++;
+}
+
+static void on_ack(int src, const void *payload, size_t len, void *arg)
+{
+    arrived++;
+}
+
+static int arrived_at_least(void *arg)
+{
+    return arrived >= *(uint64_t *)arg;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+        "usage: putbw [-s min_bytes] [-S max_bytes] [-r repetitions]\n"
+        "             [-w window] [-t seconds_per_size]\n"
+        "       putbw --am8 [-n messages] [-r repetitions]\n"
+        "  put: rank 0 issues w puts of one size to rank 1, then flushes, for\n"
+        "       about t seconds (0.1) per repetition; the median of r (5) is\n"
+        "       printed. A transport without native put exits with status %d.\n"
+        "  --am8: rank 0 sends n (4M) 8-byte active messages to rank 1 and\n"
+        "       waits for rank 1 to have handled them all.\n",
+        PUTBW_NO_PUT_EXIT);
+    exit(2);
+}
+
+static double run_put(uint64_t src, uint64_t dst, size_t size, int window,
+                      double budget_s, uint64_t *ops_p)
+{
+    double   t0 = gv_wtime(), t;
+    uint64_t ops = 0;
+    int      i;
+
+    do {
+        for (i = 0; i < window; i++)
+            if (gv_put(1, dst, gv_sym_ptr(src), size) != GV_OK)
+                gv_abort(1, "putbw: gv_put failed");
+        if (gv_rma_flush(1) != GV_OK)
+            gv_abort(1, "putbw: gv_rma_flush failed");
+        ops += (uint64_t)window;
+        t = gv_wtime() - t0;
+    } while (t < budget_s);
+    *ops_p = ops;
+    return t;
+}
+
+static int put_bw(size_t min_size, size_t max_size, int reps, int window,
+                  double budget_s)
+{
+    uint64_t src, dst;
+    size_t   size;
+    double   bw[64], us[64];
+    double   bw8 = 0, bw1m = 0;
+
+    if (!gv_rma_has_put_get()) {
+        if (gv_rank() == 0)
+            printf("putbw: transport %s has no native put\n",
+                   gv_transport_name());
+        return PUTBW_NO_PUT_EXIT;
+    }
+    if ((gv_sym_alloc(max_size, 4096, &src) != GV_OK) ||
+        (gv_sym_alloc(max_size, 4096, &dst) != GV_OK))
+        gv_abort(1, "putbw: %zu-byte buffers do not fit in the heap; "
+                 "raise GV_HEAP", 2 * max_size);
+    memset(gv_sym_ptr(src), 0x5a, max_size);
+    if (gv_rank() == 0)
+        printf("# putbw transport=%s window=%d\n# %10s %10s %12s %14s %12s\n",
+               gv_transport_name(), window, "bytes", "iters", "usec_per_op",
+               "ops_per_sec", "bw_MBps");
+    for (size = min_size; size <= max_size; size *= 2) {
+        uint64_t ops = 0;
+        int      r;
+
+        for (r = 0; r < reps; r++) {
+            double t;
+            gv_barrier();
+            if (gv_rank() != 0)
+                continue;
+            t     = run_put(src, dst, size, window, budget_s, &ops);
+            bw[r] = (double)size * (double)ops / t / 1e6;
+            us[r] = t * 1e6 / (double)ops;
+        }
+        gv_barrier();
+        if (gv_rank() == 0) {
+            qsort(bw, (size_t)reps, sizeof(double), cmp_double);
+            qsort(us, (size_t)reps, sizeof(double), cmp_double);
+            printf("  %10zu %10llu %12.3f %14.0f %12.1f\n", size,
+                   (unsigned long long)ops, us[reps / 2], 1e6 / us[reps / 2],
+                   bw[reps / 2]);
+            fflush(stdout);
+            if (size == 8)
+                bw8 = bw[reps / 2];
+            if (size == (1u << 20))
+                bw1m = bw[reps / 2];
+        }
+    }
+    if (gv_rank() == 0)
+        printf("putbw transport=%s bw8_MBps=%.1f bw1m_MBps=%.1f\n",
+               gv_transport_name(), bw8, bw1m);
+    return 0;
+}
+
+static int am8(uint64_t n, int reps)
+{
+    double   rate[64], t0;
+    uint64_t i, payload = 0, target;
+    int      r;
+
+    if (gv_rank() == 0)
+        printf("# am8 transport=%s messages=%llu\n", gv_transport_name(),
+               (unsigned long long)n);
+    for (r = 0; r < reps; r++) {
+        arrived = 0;
+        gv_barrier();
+        t0 = gv_wtime();
+        if (gv_rank() == 0) {
+            for (i = 0; i < n; i++) {
+                payload = i;
+                if (gv_am_send(1, msg_id, &payload, 8) != GV_OK)
+                    gv_abort(1, "putbw: gv_am_send failed");
+                if ((i & 255) == 255)
+                    gv_progress();
+            }
+            gv_flush();
+            target = 1;
+            gv_wait(arrived_at_least, &target);
+            rate[r] = (double)n / (gv_wtime() - t0);
+        } else if (gv_rank() == 1) {
+            target = n;
+            gv_wait(arrived_at_least, &target);
+            if (gv_am_send(0, ack_id, &payload, 8) != GV_OK)
+                gv_abort(1, "putbw: gv_am_send failed");
+            gv_flush();
+        }
+    }
+    gv_barrier();
+    if (gv_rank() == 0) {
+        qsort(rate, (size_t)reps, sizeof(double), cmp_double);
+        printf("am8 transport=%s messages=%llu mmsgs_per_s=%.2f "
+               "payload_MBps=%.1f\n", gv_transport_name(),
+               (unsigned long long)n, rate[reps / 2] / 1e6,
+               rate[reps / 2] * 8 / 1e6);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"am8", no_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    size_t   min_size = 8, max_size = 1u << 20;
+    int      reps = 5, window = 64, c, rc, do_am8 = 0;
+    double   budget_s = 0.1;
+    uint64_t n = 4u << 20;
+
+    while ((c = getopt_long(argc, argv, "s:S:r:w:t:n:h", longopts, NULL)) !=
+           -1) {
+        switch (c) {
+        case 'a': do_am8 = 1; break;
+        case 's': min_size = strtoull(optarg, NULL, 0); break;
+        case 'S': max_size = strtoull(optarg, NULL, 0); break;
+        case 'r': reps = atoi(optarg); break;
+        case 'w': window = atoi(optarg); break;
+        case 't': budget_s = strtod(optarg, NULL); break;
+        case 'n': n = strtoull(optarg, NULL, 0); break;
+        default: usage();
+        }
+    }
+    if ((optind != argc) || (reps < 1) || (reps > 64) || (window < 1) ||
+        (min_size < 1) || (min_size > max_size) || (max_size > (1u << 30)) ||
+        (budget_s <= 0) || (n < 1))
+        usage();
+    if ((gv_am_register(on_msg, NULL, &msg_id) != GV_OK) ||
+        (gv_am_register(on_ack, NULL, &ack_id) != GV_OK))
+        return 1;
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
+    if (gv_nranks() < 2) {
+        fprintf(stderr, "putbw: needs 2 ranks (gvrun -n 2)\n");
+        gv_finalize();
+        return 2;
+    }
+    rc = do_am8 ? am8(n, reps) : put_bw(min_size, max_size, reps, window,
+                                        budget_s);
+    gv_finalize();
+    return rc;
+}
