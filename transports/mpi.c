@@ -58,7 +58,7 @@ enum {
 #define STAGE_MAX     64                     /* chunks before a flush_all */
 #define REJECT_LOG    10                     /* bad frames logged, then counted */
 #define SEND_NOW_MAX  1024                   /* sent with MPI_Send (see am_send) */
-#define NSPARE        8                      /* payload buffers kept for reuse */
+#define NSPARE        64                     /* payload buffers kept for reuse */
 #define SPARE_MAX     ((size_t)64 << 20)     /* ... up to this many bytes */
 
 typedef struct {
