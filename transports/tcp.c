@@ -17,11 +17,11 @@
  * Strangers. The listening socket stays open for the whole job. Anything
  * that connects later is held in a small pending list and must present a
  * valid HELLO within GV_TCP_KEY_TIMEOUT_MS; garbage, a wrong key, rank,
- * size or version, a rank that is already connected, silence, or too many
- * pending connections get the connection closed with a warning naming the
- * address and a counter bumped. Pending connections are read at most one
- * HELLO frame at a time into a fixed 40-byte buffer, so a stranger cannot
- * make a rank allocate anything.
+ * size or version, a rank that is already connected, or silence get the
+ * connection closed with a warning naming the address and a counter bumped
+ * (when more than TCP_MAX_PENDING wait, the oldest is dropped). Pending
+ * connections are read at most one HELLO frame at a time into a fixed
+ * 40-byte buffer, so a stranger cannot make a rank allocate anything.
  *
  * Data path. am_send builds an 8-byte frame header and tries one sendmsg
  * straight to the socket; only what the kernel did not take is copied into
@@ -55,7 +55,8 @@
 #include <unistd.h>
 
 #define TCP_MAX_EVENTS    64
-#define TCP_MAX_PENDING   64          /* unauthenticated connections held */
+#define TCP_MAX_PENDING   64          /* unauthenticated connections held;
+                                         the oldest goes when one more comes */
 #define TCP_RX_INIT       (128u << 10)
 #define TCP_RX_MAX        (GV_TCP_FRAME_MAX_PAYLOAD + (256u << 10))
 #define TCP_TX_INIT       (64u << 10)
@@ -651,14 +652,14 @@ static void do_accept(tcp_tl_t *t)
         }
         sockaddr_str(&ss, addr, sizeof(addr));
         if (t->npending >= TCP_MAX_PENDING) {
-            t->cnt.conn_rejected++;
-            if (t->nwarn < TCP_WARN_LIMIT) {
-                t->nwarn++;
-                gv_warn("tcp: rejected connection from %s: %u connections "
-                        "already wait for their key", addr, t->npending);
-            }
-            close(fd);
-            continue;
+            /* Make room by dropping the connection that has waited
+             * longest (the list's tail): a peer of the job presents its
+             * key at once, so silent strangers cannot crowd it out. */
+            tcp_conn_t *old = t->pending;
+            while (old->next != NULL)
+                old = old->next;
+            conn_reject(t, old, "evicted: %u connections wait for their key",
+                        t->npending);
         }
         c = conn_new(t, fd, CONN_HELLO_WAIT, -1, 1);
         if (c == NULL) {
