@@ -8,18 +8,21 @@
  * that the ring's MPI_ANY_TAG receives never match one.
  *
  * Messages. Up to GV_MPI_EAGER bytes (hdr + payload) a message is copied
- * into a send slot and sent with tag EAGER; am_send returns GV_OK. Larger
- * messages send a control frame (tag RTS) on am_comm and the payload
- * straight from the caller's buffer on data_comm (GV_INPROGRESS):
+ * and sent whole with tag EAGER, and am_send returns GV_OK (max_inline):
+ * up to 1 KiB with MPI_Send from the stack, above that with MPI_Isend from
+ * a send slot (a bounded pool: GV_ERR_NO_RESOURCE when it is empty).
+ * Larger messages, up to max_msg = 4 MiB + 4 KiB (the AM layer fragments
+ * anything bigger), send a control frame (tag RTS) on am_comm and the
+ * payload straight from the caller's buffer on data_comm (GV_INPROGRESS):
  *
  *   RTS frame    0            8            12           16
  *                +------------+------------+------------+---------------+
  *                | payload_len| hdr_len    | magic      | hdr (hdr_len) |
  *                +------------+------------+------------+---------------+
  *
- * The receiver keeps GV_MPI_RECVS receives of GV_MPI_EAGER bytes posted
- * for (MPI_ANY_SOURCE, MPI_ANY_TAG) and tests them in the order it posted
- * them. All those receives match every message, so MPI fills them in
+ * The receiver keeps GV_MPI_RECVS persistent receives of GV_MPI_EAGER
+ * bytes started for (MPI_ANY_SOURCE, MPI_ANY_TAG) and tests them in the
+ * order it started them; a handled one is restarted at the back. All those receives match every message, so MPI fills them in
  * posting order; and MPI does not let a message overtake an earlier one
  * from the same sender. Handling completions strictly in posting order
  * (stopping at the first that is not complete) therefore sees each
@@ -42,7 +45,6 @@
 #include "transports/transport.h"
 #include "core/boot_mpi.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
