@@ -160,6 +160,20 @@ void gv__scope_task_finished(gv__scope_t *s)
     }
 }
 
+void gv__scope_exported(gv__scope_t *s)
+{
+    if (!s->is_home || s->exported)
+        return;
+    s->exported = 1;
+    /* A waiter counting locally must switch to waves now: the local
+     * counts will never match again. */
+    if ((s->waiter != NULL) && (s->replies == 0)) {
+        gv_worker_t *w = s->waiter;
+        s->waiter      = NULL;
+        gv__sched_ready(w);
+    }
+}
+
 void gv_finish_begin(gv_finish_t *f)
 {
     gv_worker_t *self = gv_task_self();
@@ -225,14 +239,17 @@ gv_status_t gv_finish_end(gv_finish_t *f)
     self->scope = f->outer;
 
     for (;;) {
-        if (s->created != s->finished) {
-            /* Woken by the task that makes them equal. */
+        if (!s->exported) {
+            /* Every task of the scope so far was created and finished
+             * here, so the local count is exact. */
+            if (s->created == s->finished)
+                break;
+            /* Woken by the task that makes them equal, or when a task of
+             * the scope leaves this rank (gv__scope_exported). */
             s->waiter = self;
             gv__sched_block();
             continue;
         }
-        if (!s->exported)
-            break; /* never left this rank: the local count is exact */
         run_wave(s, self);
         if (have_prev && (prev_finished == s->wave_created))
             break;
@@ -268,6 +285,8 @@ gv_status_t gv_finish_end(gv_finish_t *f)
 static int wave_parse(int src, const void *payload, size_t len,
                       wave_msg_t *m)
 {
+    if (tab == NULL)
+        return 0; /* tasking is down: no scope exists here */
     if (len != sizeof(*m)) {
         S.st.rejected++;
         gv_warn("dropped a %zu-byte finish message from rank %d", len, src);

@@ -153,8 +153,7 @@ static int task_encode(const gv__task_t *t, wire_task_t *w)
     if (t->scope != NULL) {
         w->scope_home = t->scope->home;
         w->scope_id   = t->scope->id;
-        if (t->scope->is_home)
-            t->scope->exported = 1; /* a task of ours leaves: see finish.c */
+        gv__scope_exported(t->scope); /* a task may leave: see finish.c */
     } else {
         w->scope_home = -1;
     }
@@ -246,6 +245,11 @@ static void am_spawn_cb(int src, const void *payload, size_t len, void *arg)
         gv_warn("dropped a %zu-byte spawn message from rank %d", len, src);
         return;
     }
+    if (!S.up) {
+        gv_warn("dropped a task from rank %d: tasking is not running here",
+                src);
+        return;
+    }
     memcpy(&w, payload, sizeof(w));
     task_accept(src, &w, 0);
 }
@@ -307,6 +311,8 @@ static void am_steal_req_cb(int src, const void *payload, size_t len,
         return;
     }
     memcpy(&req, payload, sizeof(req));
+    if (!S.up)
+        avail = 0; /* finalizing: answer, but with nothing */
     take = (avail + 1) / 2;
     if (take > STEAL_MAX)
         take = STEAL_MAX;
@@ -354,6 +360,8 @@ static void am_steal_rep_cb(int src, const void *payload, size_t len,
         return;
     }
     memcpy(&hdr, payload, sizeof(hdr));
+    if (!S.up)
+        return; /* the program left gv_run_*: nothing runs tasks here */
     if ((hdr.count > STEAL_MAX) ||
         (len != sizeof(hdr) + (size_t)hdr.count * sizeof(wire_task_t))) {
         S.st.rejected++;

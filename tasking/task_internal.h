@@ -161,6 +161,7 @@ void gv__scope_task_finished(gv__scope_t *s);
 void gv__finish_init(void);
 void gv__finish_fini(void);
 gv__scope_t *gv__scope_lookup(int32_t home, uint32_t id, int create);
+void gv__scope_exported(gv__scope_t *s);   /* a task of s leaves here */
 
 /* steal.c: wire format of tasks and the messages that move them */
 void gv__steal_init(void);
