@@ -7,6 +7,7 @@
 #include "transports/transport.h"
 #include "aggregator/am_internal.h"
 #include "aggregator/rma_internal.h"
+#include "tasking/task_internal.h"
 
 #include <sched.h>
 #include <stdarg.h>
@@ -215,6 +216,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         goto err_tl;
     heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;
+    gv__task_init();
     if (gv__env.INFO && (boot->rank == 0)) {
         char caps[64];
         gv__tl_caps_str(tl->attr.caps, caps, sizeof(caps));
@@ -240,6 +242,8 @@ void gv_finalize(void)
 {
     if (!gv__ctx.initialized)
         return;
+    gv_barrier();
+    gv__task_fini();
     gv_barrier();
     if (gv__env.STATS)
         gv__am_stats_print();
