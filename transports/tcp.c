@@ -91,7 +91,7 @@ typedef struct tcp_conn {
     uint8_t         *tx;
     size_t           tx_head, tx_len, tx_cap;
     struct tcp_conn *next;        /* pending list or graveyard */
-    char             addr[INET6_ADDRSTRLEN + 8];
+    char             addr[INET6_ADDRSTRLEN + 10];
 } tcp_conn_t;
 
 /* A listen address as it goes through the allgather. */
@@ -153,7 +153,11 @@ static void sockaddr_str(const struct sockaddr_storage *ss, char *buf,
         inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
         port = ntohs(in6->sin6_port);
     }
-    snprintf(buf, len, "%s:%d", host, port);
+    /* [v6]:port, so that the port cannot be read as part of the address */
+    if (ss->ss_family == AF_INET6)
+        snprintf(buf, len, "[%s]:%d", host, port);
+    else
+        snprintf(buf, len, "%s:%d", host, port);
 }
 
 static socklen_t addr_to_sockaddr(const tcp_addr_t *a,
@@ -420,8 +424,10 @@ static gv_status_t conn_sendv(tcp_tl_t *t, tcp_conn_t *c, struct iovec *iov,
             /* Full: see whether the socket drained meanwhile. */
             if (conn_flush(t, c) < 0)
                 return GV_ERR_UNREACHABLE;
-            if ((c->tx_len > 0) && (c->tx_len + flen > t->sendq_max))
+            if ((c->tx_len > 0) && (c->tx_len + flen > t->sendq_max)) {
+                t->cnt.sendq_full++;
                 return GV_ERR_NO_RESOURCE;
+            }
         }
         if (c->tx_len > 0) {
             /* Order: behind what is queued. EPOLLOUT is already armed. */
@@ -962,7 +968,7 @@ static gv_status_t tcp_listen(tcp_tl_t *t, const gv_boot_t *boot,
 {
     struct sockaddr_storage ss;
     socklen_t               sl;
-    char                    where[IF_NAMESIZE + 16], astr[64];
+    char                    where[IF_NAMESIZE + 16], astr[80];
     struct epoll_event      e;
     gv_status_t             status;
 
@@ -1035,7 +1041,7 @@ static gv_status_t tcp_connect(tcp_tl_t *t, int rank, const tcp_addr_t *a)
         rc = connect(fd, (struct sockaddr *)&ss, sl);
     } while ((rc != 0) && (errno == EINTR));
     if ((rc != 0) && (errno != EINPROGRESS)) {
-        char astr[64];
+        char astr[80];
         sockaddr_str(&ss, astr, sizeof(astr));
         init_log("tcp: connect to rank %d at %s failed: %m", rank, astr);
         close(fd);

@@ -16,6 +16,8 @@ typedef struct gv_tl_tcp_counters {
                                  wrong job key */
     uint64_t frame_rejected;  /* malformed frames on authenticated
                                  connections (each closes the connection) */
+    uint64_t sendq_full;      /* am_send said GV_ERR_NO_RESOURCE because a
+                                 peer's queue held GV_TCP_SENDQ bytes */
 } gv_tl_tcp_counters_t;
 
 /* The TCP port this rank listens on (host byte order); tl must be a tcp
