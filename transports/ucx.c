@@ -63,8 +63,9 @@
 #define UCX_RX_WINDOW   (1u << 20)   /* seq distance accepted ahead */
 #define UCX_TXD_MAX     4096         /* copies in flight before back-pressure */
 #define UCX_EXCH_MAX    (1u << 20)   /* longest address or rkey we accept */
-#define UCX_RBUF_CLASSES 40          /* power-of-two receive buffer classes */
-#define UCX_RBUF_KEEP    2           /* cached buffers per class */
+#define UCX_RBUF_KEEP    64          /* cached receive buffers, at most ... */
+#define UCX_RBUF_BUDGET  (128u << 20) /* ... and in bytes */
+#define UCX_RBUF_ALIGN   (64u << 10) /* their sizes are multiples of this */
 #define UCX_FINI_MAX_S   10          /* longest fini waits for a flush/close */
 
 enum { UCX_ERR_MODE_PEER, UCX_ERR_MODE_NONE }; /* GV_UCX_ERR_MODE values */
@@ -90,7 +91,8 @@ struct ucx_rx {
     void          *buf;     /* upper header + payload, contiguous */
     size_t         len;
     size_t         expect;  /* rendezvous bytes still to arrive */
-    int            cls;     /* receive buffer class; -1 malloc; -2 UCX data */
+    size_t         cap;     /* size of buf when it is ours */
+    int            ucx_data; /* buf is UCX's: ucp_am_data_release() */
 };
 
 struct ucx_peer {
@@ -135,7 +137,12 @@ struct ucx_tl {
     ucx_txd_t    *txd_free;
     unsigned      txd_out;
     unsigned      txd_count;
-    void         *rbuf[UCX_RBUF_CLASSES][UCX_RBUF_KEEP];
+    struct {
+        void  *p;
+        size_t cap;
+    } rbuf[UCX_RBUF_KEEP];      /* idle receive buffers */
+    unsigned      nrbuf;
+    size_t        rbuf_bytes;   /* held in rbuf[] */
     struct {
         uint64_t rx_bad, rx_held, rx_rndv, tx_err, tx_backpressure;
     } st;
@@ -206,50 +213,68 @@ static void ucx_txd_put(ucx_tl_t *ux, ucx_txd_t *txd)
     ux->txd_out--;
 }
 
-/* Receive buffers for rendezvous and reassembly come in power-of-two
- * classes with a small cache each: a stream of large messages reuses warm
- * buffers instead of faulting in fresh pages for every one. */
-static void *ucx_rbuf_get(ucx_tl_t *ux, size_t len, int *cls_p)
+/* Receive buffers for rendezvous and reassembly. A stream of large
+ * messages keeps dozens in flight; receiving into fresh memory costs a
+ * page fault per 4 KiB (as much as the copy itself), so idle buffers are
+ * kept for reuse, up to UCX_RBUF_KEEP of them and UCX_RBUF_BUDGET bytes.
+ * The best fit wins, and no buffer more than a quarter too large. */
+static void *ucx_rbuf_get(ucx_tl_t *ux, size_t len, size_t *cap_p)
 {
-    int    cls = 12;
-    int    i;
-    void  *p;
+    unsigned i, best = UINT32_MAX;
+    void    *p;
 
-    while (((size_t)1 << cls) < len)
-        cls++;
-    for (i = 0; i < UCX_RBUF_KEEP; i++) {
-        if (ux->rbuf[cls][i] != NULL) {
-            p               = ux->rbuf[cls][i];
-            ux->rbuf[cls][i] = NULL;
-            *cls_p          = cls;
-            return p;
-        }
+    for (i = 0; i < ux->nrbuf; i++)
+        if ((ux->rbuf[i].cap >= len) && (ux->rbuf[i].cap <= len + len / 4) &&
+            ((best == UINT32_MAX) || (ux->rbuf[i].cap < ux->rbuf[best].cap)))
+            best = i;
+    if (best != UINT32_MAX) {
+        p              = ux->rbuf[best].p;
+        *cap_p         = ux->rbuf[best].cap;
+        ux->rbuf_bytes -= ux->rbuf[best].cap;
+        ux->rbuf[best] = ux->rbuf[--ux->nrbuf];
+        return p;
     }
-    *cls_p = cls;
-    return gv_malloc((size_t)1 << cls);
+    *cap_p = (len + UCX_RBUF_ALIGN - 1) & ~(size_t)(UCX_RBUF_ALIGN - 1);
+    if (*cap_p == 0)
+        *cap_p = UCX_RBUF_ALIGN;
+    return gv_malloc(*cap_p);
 }
 
-static void ucx_rbuf_put(ucx_tl_t *ux, void *p, int cls)
+static void ucx_rbuf_put(ucx_tl_t *ux, void *p, size_t cap)
 {
-    int i;
+    unsigned i, small = 0;
 
-    for (i = 0; i < UCX_RBUF_KEEP; i++) {
-        if (ux->rbuf[cls][i] == NULL) {
-            ux->rbuf[cls][i] = p;
+    if (cap > UCX_RBUF_BUDGET) {
+        gv_free(p);
+        return;
+    }
+    /* Make room by dropping the smallest idle buffers: big ones are the
+     * expensive ones to fault in again. */
+    while ((ux->nrbuf > 0) && ((ux->nrbuf == UCX_RBUF_KEEP) ||
+                               (ux->rbuf_bytes + cap > UCX_RBUF_BUDGET))) {
+        for (i = 1, small = 0; i < ux->nrbuf; i++)
+            if (ux->rbuf[i].cap < ux->rbuf[small].cap)
+                small = i;
+        if (ux->rbuf[small].cap > cap) {
+            gv_free(p);
             return;
         }
+        gv_free(ux->rbuf[small].p);
+        ux->rbuf_bytes -= ux->rbuf[small].cap;
+        ux->rbuf[small] = ux->rbuf[--ux->nrbuf];
     }
-    gv_free(p);
+    ux->rbuf[ux->nrbuf].p   = p;
+    ux->rbuf[ux->nrbuf].cap = cap;
+    ux->nrbuf++;
+    ux->rbuf_bytes += cap;
 }
 
 static void ucx_rx_free(ucx_tl_t *ux, ucx_rx_t *rx)
 {
-    if (rx->cls == -2)
+    if (rx->ucx_data)
         ucp_am_data_release(ux->worker, rx->buf);
-    else if (rx->cls >= 0)
-        ucx_rbuf_put(ux, rx->buf, rx->cls);
-    else
-        gv_free(rx->buf);
+    else if (rx->buf != NULL)
+        ucx_rbuf_put(ux, rx->buf, rx->cap);
     gv_free(rx);
 }
 
@@ -314,7 +339,6 @@ static ucx_rx_t *ucx_rx_new(ucx_peer_t *peer, uint32_t seq)
 
     rx->peer = peer;
     rx->seq  = seq;
-    rx->cls  = -1;
     return rx;
 }
 
@@ -404,13 +428,13 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
         if (hlen == 0) {
             ucx_deliver(ux, peer->rank, data, length);
         } else {
-            int   cls;
-            void *buf = ucx_rbuf_get(ux, hlen + length, &cls);
+            size_t cap;
+            void  *buf = ucx_rbuf_get(ux, hlen + length, &cap);
 
             memcpy(buf, (const uint8_t *)header + sizeof(fh), hlen);
             memcpy((uint8_t *)buf + hlen, data, length);
             ucx_deliver(ux, peer->rank, buf, hlen + length);
-            ucx_rbuf_put(ux, buf, cls);
+            ucx_rbuf_put(ux, buf, cap);
         }
         ucx_rx_drain(ux, peer);
         return UCS_OK;
@@ -429,7 +453,7 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
         ucs_status_ptr_t    sp;
 
         ux->st.rx_rndv++;
-        rx->buf    = ucx_rbuf_get(ux, rx->len, &rx->cls);
+        rx->buf    = ucx_rbuf_get(ux, rx->len, &rx->cap);
         rx->expect = length;
         rx->state  = RX_WAIT;
         memcpy(rx->buf, (const uint8_t *)header + sizeof(fh), hlen);
@@ -461,11 +485,11 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
     ux->st.rx_held++;
     rx->state = RX_READY;
     if ((hlen == 0) && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
-        rx->buf = data;
-        rx->cls = -2;
+        rx->buf      = data;
+        rx->ucx_data = 1;
         return UCS_INPROGRESS;
     }
-    rx->buf = ucx_rbuf_get(ux, rx->len, &rx->cls);
+    rx->buf = ucx_rbuf_get(ux, rx->len, &rx->cap);
     memcpy(rx->buf, (const uint8_t *)header + sizeof(fh), hlen);
     memcpy((uint8_t *)rx->buf + hlen, data, length);
     return UCS_OK;
@@ -920,7 +944,7 @@ static void ucx_free_all(ucx_tl_t *ux)
 {
     gv_tl_t   *tl = ux->tl;
     ucx_txd_t *txd;
-    int        i, j;
+    int        i;
 
     if (ux->peers != NULL) {
         for (i = 0; i < tl->size; i++) {
@@ -946,9 +970,8 @@ static void ucx_free_all(ucx_tl_t *ux)
         ux->txd_free = txd->next;
         gv_free(txd);
     }
-    for (i = 0; i < UCX_RBUF_CLASSES; i++)
-        for (j = 0; j < UCX_RBUF_KEEP; j++)
-            gv_free(ux->rbuf[i][j]);
+    for (i = 0; i < (int)ux->nrbuf; i++)
+        gv_free(ux->rbuf[i].p);
     gv_free(ux->peers);
     gv_free(ux);
 }
@@ -1447,6 +1470,8 @@ static gv_status_t ucx_init(gv_tl_t *tl)
 
     tl->attr.caps    = GV_TL_CAP_AM;
     tl->attr.max_msg = UCX_MAX_MSG;
+    /* Format A frames are copied into a send descriptor: never INPROGRESS. */
+    tl->attr.max_inline = UCX_COPY_MAX;
     if (ux->heap != NULL) {
         tl->attr.caps     |= GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64;
         tl->attr.heap_base = ux->heap;
