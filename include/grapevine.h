@@ -6,5 +6,6 @@
 #include <grapevine/am.h>
 #include <grapevine/rma.h>
 #include <grapevine/task.h>
+#include <grapevine/dsm.h>
 
 #endif
