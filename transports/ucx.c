@@ -52,6 +52,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -115,6 +116,7 @@ struct ucx_txd {
     ucx_txd_t *next;        /* free list */
     ucx_tl_t  *ux;
     gv_req_t  *req;         /* caller's, for zero-copy sends */
+    int        dst;
     void      *big;         /* copy of a large payload sent without req */
     uint8_t    uhdr[sizeof(ucx_fhdr_t) + GV_TL_MAX_HDR];
     uint8_t    frame[UCX_COPY_MAX];
@@ -356,6 +358,28 @@ static void ucx_rx_skip(ucx_tl_t *ux, ucx_peer_t *peer, uint32_t seq)
     ucx_rx_drain(ux, peer);
 }
 
+/* A message to or from @a peer was lost. Report the peer once (the job
+ * stops, except during fini, where we only forget it). */
+static void ucx_peer_lost(ucx_peer_t *peer, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void ucx_peer_lost(ucx_peer_t *peer, const char *fmt, ...)
+{
+    char    msg[256];
+    va_list ap;
+
+    if (peer->failed)
+        return;
+    peer->failed = 1;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (peer->ux->closing) {
+        gv_debug("ucx: rank %d during fini: %s", peer->rank, msg);
+        return;
+    }
+    gv__peer_failed(peer->rank, "ucx: %s", msg);
+}
+
 static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
                           void *user_data)
 {
@@ -363,18 +387,19 @@ static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
     ucx_peer_t *peer = rx->peer;
     ucx_tl_t   *ux   = peer->ux;
 
+    ucp_request_free(request);
     if ((status == UCS_OK) && (length == rx->expect)) {
         rx->state = RX_READY;
     } else {
-        /* A failed transfer means the sender is gone; its endpoint's error
-         * callback reports that. Here we only keep the order moving. */
+        /* The message is lost: the pair's stream is broken, which only a
+         * dead or misbehaving sender explains. Say so (this stops the job
+         * unless we are finalizing); then keep the order moving. */
         ux->st.rx_bad++;
-        gv_debug("ucx: rendezvous data from rank %d failed: %s (%zu of %zu "
-                 "bytes)", peer->rank, ucs_status_string(status), length,
-                 rx->expect);
         rx->state = RX_DROP;
+        ucx_peer_lost(peer, "rendezvous receive of %zu bytes failed: %s "
+                      "(%zu bytes arrived)", rx->expect,
+                      ucs_status_string(status), length);
     }
-    ucp_request_free(request);
     ucx_rx_drain(ux, peer);
 }
 
@@ -468,9 +493,10 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
                                   length, &p);
         if (UCS_PTR_IS_ERR(sp)) {
             ux->st.rx_bad++;
-            gv_warn("ucx: cannot receive %zu bytes from rank %d: %s", length,
-                    peer->rank, ucs_status_string(UCS_PTR_STATUS(sp)));
             rx->state = RX_DROP;
+            ucx_peer_lost(peer, "cannot start a rendezvous receive of %zu "
+                          "bytes: %s", length,
+                          ucs_status_string(UCS_PTR_STATUS(sp)));
         } else if (sp == NULL) {
             rx->state = RX_READY;
         }
@@ -511,12 +537,14 @@ static void ucx_send_done(void *request, ucs_status_t status, void *user_data)
     ucx_tl_t  *ux  = txd->ux;
     gv_req_t  *req = txd->req;
 
+    int        dst = txd->dst;
+
     ucx_txd_put(ux, txd);
     ucp_request_free(request);
     if (status != UCS_OK) {
-        /* The endpoint's error callback reports the peer; count only. */
         ux->st.tx_err++;
-        gv_debug("ucx: send failed: %s", ucs_status_string(status));
+        ucx_peer_lost(&ux->peers[dst], "send failed: %s",
+                      ucs_status_string(status));
     }
     if (req != NULL)
         req->cb(req, ucx_status(status));
@@ -549,7 +577,8 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
         return GV_ERR_NO_RESOURCE;
     }
 
-    fh.src = (uint32_t)tl->rank;
+    txd->dst = dst;
+    fh.src   = (uint32_t)tl->rank;
     fh.seq = peer->tx_seq;
     fh.tag = ux->tag;
     memcpy(txd->uhdr, &fh, sizeof(fh));
@@ -875,15 +904,7 @@ static void ucx_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     ucx_peer_t *peer = arg;
 
     (void)ep;
-    if (peer->failed)
-        return;
-    peer->failed = 1;
-    if (peer->ux->closing) {
-        gv_debug("ucx: rank %d went away during fini: %s", peer->rank,
-                 ucs_status_string(status));
-        return;
-    }
-    gv__peer_failed(peer->rank, "ucx: %s", ucs_status_string(status));
+    ucx_peer_lost(peer, "%s", ucs_status_string(status));
 }
 
 static ucs_status_t ucx_ep_create(ucx_tl_t *ux, int rank, const void *addr,
