@@ -1,8 +1,11 @@
-/* Bandwidth of the transport's native put from rank 0 to rank 1, one line
- * per size; or, with --am8, the rate and payload bandwidth of a stream of
- * 8-byte active messages (aggregated unless GV_AGGREGATE=0). The two sides
- * of Figure 6 (right): native one-sided writes against many tiny messages.
- * Run: gvrun -n 2 build/perf/putbw [--am8]
+/* Bandwidth from rank 0 to rank 1 against message size, one line per size,
+ * of the transport's native put (default) or of active messages (--am; run
+ * with GV_AGGREGATE=0 for plain ones); or, with --am8, the rate and payload
+ * bandwidth of a stream of 8-byte active messages (aggregated unless
+ * GV_AGGREGATE=0). The sides of Figure 6 (right): native one-sided writes
+ * and plain messages against many tiny aggregated messages. Each size runs
+ * for a fixed time, not a fixed count, so slow transports finish too.
+ * Run: gvrun -n 2 build/perf/putbw [--am | --am8]
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
@@ -15,7 +18,9 @@
 #define PUTBW_NO_PUT_EXIT 3
 
 static volatile uint64_t arrived;   /* rank 1: messages; rank 0: acks */
-static gv_am_id_t        msg_id, ack_id;
+static volatile int      stop;      /* rank 1: rank 0 is done with a size */
+static gv_am_id_t        msg_id, ack_id, stop_id;
+static uint8_t          *am_buf;    /* --am: the payload */
 
 static void on_msg(int src, const void *payload, size_t len, void *arg)
 {
@@ -25,6 +30,16 @@ static void on_msg(int src, const void *payload, size_t len, void *arg)
 static void on_ack(int src, const void *payload, size_t len, void *arg)
 {
     arrived++;
+}
+
+static void on_stop(int src, const void *payload, size_t len, void *arg)
+{
+    stop = 1;
+}
+
+static int window_or_stop(void *arg)
+{
+    return (arrived >= *(uint64_t *)arg) || stop;
 }
 
 static int arrived_at_least(void *arg)
@@ -43,10 +58,13 @@ static void usage(void)
     fprintf(stderr,
         "usage: putbw [-s min_bytes] [-S max_bytes] [-r repetitions]\n"
         "             [-w window] [-t seconds_per_size]\n"
+        "       putbw --am [same options]\n"
         "       putbw --am8 [-n messages] [-r repetitions]\n"
         "  put: rank 0 issues w puts of one size to rank 1, then flushes, for\n"
         "       about t seconds (0.1) per repetition; the median of r (5) is\n"
         "       printed. A transport without native put exits with status %d.\n"
+        "  --am: the same with active messages of each size; rank 1 answers\n"
+        "       each window once all of it has arrived.\n"
         "  --am8: rank 0 sends n (4M) 8-byte active messages to rank 1 and\n"
         "       waits for rank 1 to have handled them all.\n",
         PUTBW_NO_PUT_EXIT);
@@ -73,39 +91,91 @@ static double run_put(uint64_t src, uint64_t dst, size_t size, int window,
     return t;
 }
 
-static int put_bw(size_t min_size, size_t max_size, int reps, int window,
-                  double budget_s)
+/* Rank 0 sends windows of messages until the budget is spent, waiting
+ * after each for rank 1's answer; then tells rank 1 to stop. */
+static double run_am(size_t size, int window, double budget_s,
+                     uint64_t *ops_p)
 {
-    uint64_t src, dst;
+    double   t0 = gv_wtime(), t;
+    uint64_t ops = 0, target = 0;
+    int      i;
+
+    if (gv_rank() == 1) {
+        target = (uint64_t)window;
+        for (;;) {
+            gv_wait(window_or_stop, &target);
+            if (arrived >= target) {
+                if (gv_am_send(0, ack_id, NULL, 0) != GV_OK)
+                    gv_abort(1, "putbw: gv_am_send failed");
+                gv_flush();
+                target += (uint64_t)window;
+            } else {
+                break;  /* stop came after the last window's answer */
+            }
+        }
+        return 0;
+    }
+    do {
+        for (i = 0; i < window; i++)
+            if (gv_am_send(1, msg_id, am_buf, size) != GV_OK)
+                gv_abort(1, "putbw: gv_am_send failed");
+        gv_flush();
+        target++;
+        gv_wait(arrived_at_least, &target);
+        ops += (uint64_t)window;
+        t = gv_wtime() - t0;
+    } while (t < budget_s);
+    if (gv_am_send(1, stop_id, NULL, 0) != GV_OK)
+        gv_abort(1, "putbw: gv_am_send failed");
+    gv_flush();
+    *ops_p = ops;
+    return t;
+}
+
+static int sweep(int am, size_t min_size, size_t max_size, int reps,
+                 int window, double budget_s)
+{
+    uint64_t src = 0, dst = 0;
     size_t   size;
     double   bw[64], us[64];
     double   bw8 = 0, bw1m = 0;
 
-    if (!gv_rma_has_put_get()) {
+    if (am) {
+        am_buf = calloc(1, max_size);
+        if (am_buf == NULL)
+            gv_abort(1, "putbw: out of memory");
+    } else if (!gv_rma_has_put_get()) {
         if (gv_rank() == 0)
             printf("putbw: transport %s has no native put\n",
                    gv_transport_name());
         return PUTBW_NO_PUT_EXIT;
+    } else {
+        if ((gv_sym_alloc(max_size, 4096, &src) != GV_OK) ||
+            (gv_sym_alloc(max_size, 4096, &dst) != GV_OK))
+            gv_abort(1, "putbw: %zu-byte buffers do not fit in the heap; "
+                     "raise GV_HEAP", 2 * max_size);
+        memset(gv_sym_ptr(src), 0x5a, max_size);
     }
-    if ((gv_sym_alloc(max_size, 4096, &src) != GV_OK) ||
-        (gv_sym_alloc(max_size, 4096, &dst) != GV_OK))
-        gv_abort(1, "putbw: %zu-byte buffers do not fit in the heap; "
-                 "raise GV_HEAP", 2 * max_size);
-    memset(gv_sym_ptr(src), 0x5a, max_size);
     if (gv_rank() == 0)
-        printf("# putbw transport=%s window=%d\n# %10s %10s %12s %14s %12s\n",
-               gv_transport_name(), window, "bytes", "iters", "usec_per_op",
-               "ops_per_sec", "bw_MBps");
+        printf("# %s transport=%s window=%d\n# %10s %10s %12s %14s %12s\n",
+               am ? "ambw" : "putbw", gv_transport_name(), window, "bytes",
+               "iters", "usec_per_op", "ops_per_sec", "bw_MBps");
     for (size = min_size; size <= max_size; size *= 2) {
         uint64_t ops = 0;
         int      r;
 
         for (r = 0; r < reps; r++) {
-            double t;
+            double t = 0;
+
+            arrived = 0;
+            stop    = 0;
             gv_barrier();
+            if (am && (gv_rank() <= 1))
+                t = run_am(size, window, budget_s, &ops);
             if (gv_rank() != 0)
                 continue;
-            t     = run_put(src, dst, size, window, budget_s, &ops);
+            if (!am)
+                t = run_put(src, dst, size, window, budget_s, &ops);
             bw[r] = (double)size * (double)ops / t / 1e6;
             us[r] = t * 1e6 / (double)ops;
         }
@@ -124,8 +194,9 @@ static int put_bw(size_t min_size, size_t max_size, int reps, int window,
         }
     }
     if (gv_rank() == 0)
-        printf("putbw transport=%s bw8_MBps=%.1f bw1m_MBps=%.1f\n",
-               gv_transport_name(), bw8, bw1m);
+        printf("%s transport=%s bw8_MBps=%.1f bw1m_MBps=%.1f\n",
+               am ? "ambw" : "putbw", gv_transport_name(), bw8, bw1m);
+    free(am_buf);
     return 0;
 }
 
@@ -177,11 +248,12 @@ int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"am8", no_argument, NULL, 'a'},
+        {"am", no_argument, NULL, 'A'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     size_t   min_size = 8, max_size = 1u << 20;
-    int      reps = 5, window = 64, c, rc, do_am8 = 0;
+    int      reps = 5, window = 64, c, rc, do_am8 = 0, do_am = 0;
     double   budget_s = 0.1;
     uint64_t n = 4u << 20;
 
@@ -189,6 +261,7 @@ int main(int argc, char **argv)
            -1) {
         switch (c) {
         case 'a': do_am8 = 1; break;
+        case 'A': do_am = 1; break;
         case 's': min_size = strtoull(optarg, NULL, 0); break;
         case 'S': max_size = strtoull(optarg, NULL, 0); break;
         case 'r': reps = atoi(optarg); break;
@@ -203,7 +276,8 @@ int main(int argc, char **argv)
         (budget_s <= 0) || (n < 1))
         usage();
     if ((gv_am_register(on_msg, NULL, &msg_id) != GV_OK) ||
-        (gv_am_register(on_ack, NULL, &ack_id) != GV_OK))
+        (gv_am_register(on_ack, NULL, &ack_id) != GV_OK) ||
+        (gv_am_register(on_stop, NULL, &stop_id) != GV_OK))
         return 1;
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
@@ -212,8 +286,8 @@ int main(int argc, char **argv)
         gv_finalize();
         return 2;
     }
-    rc = do_am8 ? am8(n, reps) : put_bw(min_size, max_size, reps, window,
-                                        budget_s);
+    rc = do_am8 ? am8(n, reps)
+                : sweep(do_am, min_size, max_size, reps, window, budget_s);
     gv_finalize();
     return rc;
 }

@@ -1,0 +1,390 @@
+#!/usr/bin/env bash
+# Figure 6 of the Grappa paper, measured here: GUPS over every transport x
+# mode (left) and bandwidth against message size for native put, plain
+# active messages and aggregated 8-byte messages (right), with HPCC's
+# MPIRandomAccess on the same ranks for comparison. Writes
+# perf/out/fig6.csv, perf/out/fig6_left.png, perf/out/fig6_right.png and
+# prints a table. SPDX-License-Identifier: BSD-3-Clause
+#
+# usage: perf/fig6.sh [--quick] [--build DIR] [--out DIR] [--ranks "2 4 8"]
+#                     [--no-hpcc] [--seconds S] [--log2 N]
+#   --quick   2 ranks only, shorter runs, one HPCC run: under 2 minutes
+#   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine):
+#             under 10 minutes on 2 cores
+# Every run is under `timeout`; a run that fails or times out is recorded
+# in the CSV with its status (and its log kept in OUT/logs), not dropped.
+#
+# CSV columns: panel,config,ranks,series,x,y,errors,seconds,note
+#   panel=gups: series agg|am|native|hpcc, x = updates made, y = million
+#               updates per second, errors = wrong table words
+#   panel=bw:   series put|am|agg8, x = message bytes, y = MB/s (agg8 is the
+#               payload bandwidth of a stream of 8-byte aggregated active
+#               messages, drawn as a level line)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+BUILD=$root/build
+OUT=$here/out
+RANKS="2 4 8"
+QUICK=0
+HPCC=1
+SECS=""
+LOG2=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --build) BUILD=$(cd "$2" && pwd); shift ;;
+    --out) OUT=$2; shift ;;
+    --ranks) RANKS=$2; shift ;;
+    --no-hpcc) HPCC=0 ;;
+    --seconds) SECS=$2; shift ;;
+    --log2) LOG2=$2; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "fig6.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ "$QUICK" = 1 ]; then
+    [ "$RANKS" = "2 4 8" ] && RANKS="2"
+    : "${SECS:=0.3}" "${LOG2:=20}"
+    PUT_ARGS="-r 1 -t 0.02"            # putbw
+    AM8_ARGS="--am8 -r 1 -n 1048576"
+    HPCC_N=1000
+else
+    : "${SECS:=1.0}" "${LOG2:=22}"
+    PUT_ARGS="-r 3 -t 0.05"
+    AM8_ARGS="--am8 -r 3 -n 4194304"
+    HPCC_N=2000
+fi
+
+GVRUN=$BUILD/bin/gvrun
+for p in "$GVRUN" "$BUILD/perf/gups" "$BUILD/perf/putbw" \
+         "$BUILD/bin/gvinfo"; do
+    if [ ! -x "$p" ]; then
+        echo "fig6.sh: $p is missing: run make BUILD=$BUILD first" >&2
+        exit 1
+    fi
+done
+command -v gnuplot >/dev/null || echo "fig6.sh: no gnuplot: CSV only" >&2
+
+mkdir -p "$OUT/logs"
+CSV=$OUT/fig6.csv
+echo "panel,config,ranks,series,x,y,errors,seconds,note" > "$CSV"
+
+# Open MPI refuses to run as root without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GV_WARN_UNUSED_ENV=0
+
+# ---- transport configurations ------------------------------------------
+# label | GV_TRANSPORT | the library's own variable | mpirun options.
+# mpi/tcp forces osc/pt2pt: osc/sm would do the window's atomics through
+# shared memory whatever the BTL, and this row is meant to be TCP.
+LABELS=(tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp)
+TLS=(tcp shm ucx ucx ofi ofi mpi mpi)
+ENVS=("" "" "UCX_TLS=sm,self" "UCX_TLS=tcp,self" "FI_PROVIDER=shm"
+      "FI_PROVIDER=tcp;ofi_rxm" "" "")
+MCAS=("" "" "" "" "" "" "--mca btl self,vader"
+      "--mca btl self,tcp --mca osc pt2pt")
+
+built=$("$BUILD/bin/gvinfo" -t 2>/dev/null)
+have_tl() {
+    echo "$built" | grep -Eq "^  $1 +built"
+}
+have_mpirun() {
+    command -v mpirun >/dev/null
+}
+CONFIGS=()
+for i in "${!LABELS[@]}"; do
+    if ! have_tl "${TLS[$i]}"; then
+        echo "# skip ${LABELS[$i]}: transport ${TLS[$i]} not built"
+    elif [ "${TLS[$i]}" = mpi ] && ! have_mpirun; then
+        echo "# skip ${LABELS[$i]}: no mpirun"
+    else
+        CONFIGS+=("$i")
+    fi
+done
+
+# launch IDX NRANKS TIMEOUT LOG PROG ARGS...: run PROG on NRANKS ranks of
+# configuration IDX, output to LOG; returns the exit status.
+launch() {
+    local i=$1 n=$2 t=$3 log=$4
+    shift 4
+    local envs=(GV_TRANSPORT="${TLS[$i]}")
+    [ -n "${ENVS[$i]}" ] && envs+=("${ENVS[$i]}")
+    if [ "${TLS[$i]}" = mpi ]; then
+        # shellcheck disable=SC2086
+        env "${envs[@]}" timeout -k 5 "$t" mpirun --oversubscribe -np "$n" \
+            ${MCAS[$i]} "$@" > "$log" 2>&1 < /dev/null
+    else
+        env "${envs[@]}" timeout -k 5 "$t" "$GVRUN" -n "$n" "$@" \
+            > "$log" 2>&1 < /dev/null
+    fi
+}
+
+logname() {
+    echo "$OUT/logs/$(echo "$*" | tr '/ ;' '___').log"
+}
+
+note_of() {    # exit status -> CSV note
+    case "$1" in
+    0) echo ok ;;
+    3|77) echo "skip: no native remote atomics or put" ;;
+    124|137) echo "timeout" ;;
+    *) echo "failed rc=$1" ;;
+    esac
+}
+
+# ---- left panel: GUPS ------------------------------------------------------
+t_start=$(date +%s)
+for n in $RANKS; do
+    for i in "${CONFIGS[@]}"; do
+        for mode in agg am native; do
+            log=$(logname gups "${LABELS[$i]}" "$n" "$mode")
+            launch "$i" "$n" 120 "$log" "$BUILD/perf/gups" --mode "$mode" \
+                --log2 "$LOG2" --seconds "$SECS" --progress-interval 0
+            rc=$?
+            line=$(grep '^gups transport=' "$log" | tail -1)
+            if [ "$rc" = 0 ] && [ -n "$line" ]; then
+                upd=$(echo "$line" | sed 's/.* updates=\([0-9]*\).*/\1/')
+                mups=$(echo "$line" | sed 's/.* mups=\([0-9.]*\).*/\1/')
+                errs=$(echo "$line" | sed 's/.* errors=\([-0-9]*\).*/\1/')
+                secs=$(echo "$line" | sed 's/.* seconds=\([0-9.]*\).*/\1/')
+                echo "gups,${LABELS[$i]},$n,$mode,$upd,$mups,$errs,$secs,ok" >> "$CSV"
+            else
+                echo "gups,${LABELS[$i]},$n,$mode,,,,,$(note_of "$rc")" >> "$CSV"
+            fi
+            printf '  gups %-10s -n %d %-6s %s\n' "${LABELS[$i]}" "$n" "$mode" \
+                "${line:-$(note_of "$rc")}"
+        done
+    done
+done
+
+# HPCC MPIRandomAccess under mpirun on the same ranks, over the same two
+# Open MPI paths as the mpi rows. HPCC always runs its whole suite (HPL
+# first); HPL's N sets the RandomAccess table (about N^2/2 words in all),
+# so N is kept small. The quick run does only 2 ranks over vader.
+run_hpcc() {     # IDX NRANKS
+    local i=$1 n=$2 dir p q
+    dir=$(mktemp -d /tmp/gv-hpcc-XXXXXX)
+    p=1; q=$n
+    [ "$n" = 4 ] && { p=2; q=2; }
+    [ "$n" = 8 ] && { p=2; q=4; }
+    sed -e "s/^1000 .*Ns\$/$HPCC_N         Ns/" \
+        -e "s/^2            Ps\$/$p            Ps/" \
+        -e "s/^2            Qs\$/$q            Qs/" \
+        /usr/share/doc/hpcc/examples/_hpccinf.txt > "$dir/hpccinf.txt"
+    local log
+    log=$(logname hpcc "${LABELS[$i]}" "$n")
+    # shellcheck disable=SC2086
+    (cd "$dir" && timeout -k 5 300 mpirun --oversubscribe -np "$n" \
+        ${MCAS[$i]} hpcc > "$log" 2>&1 < /dev/null)
+    local rc=$?
+    local f=$dir/hpccoutf.txt gups upd errs secs tbl
+    gups=$(sed -n 's/^MPIRandomAccess_GUPs=//p' "$f" 2>/dev/null)
+    if [ "$rc" = 0 ] && [ -n "$gups" ]; then
+        upd=$(sed -n 's/^MPIRandomAccess_ExeUpdates=//p' "$f")
+        errs=$(sed -n 's/^MPIRandomAccess_Errors=//p' "$f")
+        secs=$(sed -n 's/^MPIRandomAccess_time=//p' "$f")
+        tbl=$(grep -m1 'PE Main table size' "$f" | sed 's/.*= \(2^[0-9]*\) .*/\1/')
+        mups=$(awk -v g="$gups" 'BEGIN { printf "%.2f", g * 1000 }')
+        echo "gups,${LABELS[$i]},$n,hpcc,$upd,$mups,$errs,$secs,ok table $tbl words/PE" >> "$CSV"
+        printf '  hpcc %-10s -n %d MPIRandomAccess %s GUP/s = %s Mup/s (table %s words/PE)\n' \
+            "${LABELS[$i]}" "$n" "$gups" "$mups" "$tbl"
+        cp "$f" "$OUT/logs/hpccoutf_$(echo "${LABELS[$i]}" | tr / _)_$n.txt"
+    else
+        echo "gups,${LABELS[$i]},$n,hpcc,,,,,$(note_of "$rc")" >> "$CSV"
+        echo "  hpcc ${LABELS[$i]} -n $n: $(note_of "$rc") (see $log)"
+    fi
+    rm -rf "$dir"
+}
+if [ "$HPCC" = 1 ] && command -v hpcc >/dev/null && have_mpirun &&
+   [ -r /usr/share/doc/hpcc/examples/_hpccinf.txt ]; then
+    for n in $RANKS; do
+        for i in "${CONFIGS[@]}"; do
+            [ "${TLS[$i]}" = mpi ] || continue
+            # one HPCC per rank count in quick mode, and TCP only at 2 ranks
+            if [ "$QUICK" = 1 ] || [ "$n" != 2 ]; then
+                [ "${LABELS[$i]}" = mpi/vader ] || continue
+            fi
+            run_hpcc "$i" "$n"
+        done
+    done
+else
+    echo "# hpcc: skipped (needs hpcc, mpirun and its example hpccinf.txt)"
+fi
+
+# ---- right panel: bandwidth against size, 2 ranks ------------------------
+for i in "${CONFIGS[@]}"; do
+    lab=${LABELS[$i]}
+    # native put
+    log=$(logname putbw "$lab")
+    launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $PUT_ARGS
+    rc=$?
+    if [ "$rc" = 0 ]; then
+        awk -v c="$lab" '/^ +[0-9]/ { print "bw," c ",2,put," $1 "," $5 ",,,ok" }' \
+            "$log" >> "$CSV"
+    else
+        echo "bw,$lab,2,put,,,,,$(note_of "$rc")" >> "$CSV"
+    fi
+    # plain active messages: the same windows of one size, no aggregation
+    # (perf/pingpong measures this too, but with fixed counts that take
+    # minutes over the slower transports)
+    log=$(logname ambw "$lab")
+    GV_AGGREGATE=0 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" --am $PUT_ARGS
+    rc=$?
+    if [ "$rc" = 0 ]; then
+        awk -v c="$lab" '/^ +[0-9]/ { print "bw," c ",2,am," $1 "," $5 ",,,ok" }' \
+            "$log" >> "$CSV"
+    else
+        echo "bw,$lab,2,am,,,,,$(note_of "$rc")" >> "$CSV"
+    fi
+    # aggregated 8-byte messages: their payload bandwidth
+    log=$(logname am8 "$lab")
+    GV_AGGREGATE=1 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $AM8_ARGS
+    rc=$?
+    mbps=$(sed -n 's/^am8 .* payload_MBps=\([0-9.]*\).*/\1/p' "$log")
+    if [ "$rc" = 0 ] && [ -n "$mbps" ]; then
+        echo "bw,$lab,2,agg8,8,$mbps,,,ok" >> "$CSV"
+    else
+        echo "bw,$lab,2,agg8,,,,,$(note_of "$rc")" >> "$CSV"
+    fi
+    printf '  bw   %-10s put %s, am %s, agg8 %s MB/s\n' "$lab" \
+        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="put" && $5==8 {print $6 " (8 B)"}' "$CSV")" \
+        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="am" && $5==8 {print $6 " (8 B)"}' "$CSV")" \
+        "${mbps:-n/a}"
+done
+
+# ---- table -------------------------------------------------------------
+echo
+echo "GUPS, million updates per second (log2 table words per rank: $LOG2;" \
+     "at most $SECS s per run)"
+awk -F, '
+$1 == "gups" {
+    k = $2 " " $3; if (!(k in seen)) { seen[k] = 1; order[n++] = k }
+    v[k, $4] = ($9 ~ /^ok/) ? $6 : ($9 ~ /^skip/ ? "-" : "FAIL")
+    if ($9 ~ /^ok/ && $7 != 0 && $7 != "") v[k, $4] = v[k, $4] "!err" $7
+}
+END {
+    printf "%-10s %5s %10s %10s %10s %10s %9s %9s\n", "config", "ranks",
+           "agg", "am", "native", "hpcc", "agg/am", "agg/nat"
+    for (i = 0; i < n; i++) {
+        k = order[i]; split(k, a, " ")
+        ra = (v[k, "am"] + 0 > 0) ? sprintf("%.1fx", v[k, "agg"] / v[k, "am"]) : "-"
+        rn = (v[k, "native"] + 0 > 0) ? sprintf("%.1fx", v[k, "agg"] / v[k, "native"]) : "-"
+        printf "%-10s %5s %10s %10s %10s %10s %9s %9s\n", a[1], a[2],
+               v[k, "agg"], v[k, "am"], v[k, "native"],
+               ((k, "hpcc") in v) ? v[k, "hpcc"] : "", ra, rn
+    }
+}' "$CSV"
+
+# ---- plots ----------------------------------------------------------------
+if command -v gnuplot >/dev/null; then
+    dat=$OUT/fig6_dat
+    mkdir -p "$dat"
+    gp=$dat/fig6.gnuplot
+    nr=0
+    for n in $RANKS; do
+        awk -F, -v r="$n" '
+        $1 == "gups" && $3 == r {
+            if (!($2 in seen)) { seen[$2] = 1; order[n++] = $2 }
+            if ($9 ~ /^ok/) v[$2, $4] = $6
+        }
+        END {
+            print "config agg am native hpcc"
+            for (i = 0; i < n; i++) {
+                c = order[i]; line = c
+                split("agg am native hpcc", s, " ")
+                for (j = 1; j <= 4; j++)
+                    line = line " " (((c, s[j]) in v) && v[c, s[j]] > 0 ? v[c, s[j]] : "-")
+                print line
+            }
+        }' "$CSV" > "$dat/gups_$n.dat"
+        nr=$((nr + 1))
+    done
+    ncfg=0
+    for i in "${CONFIGS[@]}"; do
+        lab=${LABELS[$i]}
+        f=$dat/bw_$(echo "$lab" | tr / _)
+        for s in put am; do
+            awk -F, -v c="$lab" -v s="$s" '$1=="bw" && $2==c && $4==s && $9=="ok" { print $5, $6 }' \
+                "$CSV" > "${f}_$s.dat"
+        done
+        awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="agg8" && $9=="ok" { print 8, $6; print 1048576, $6 }' \
+            "$CSV" > "${f}_agg8.dat"
+        ncfg=$((ncfg + 1))
+    done
+    {
+        echo "set terminal pngcairo size $((560 * nr)),520 font 'sans,10'"
+        echo "set output '$OUT/fig6_left.png'"
+        echo "set datafile missing '-'"
+        echo "set style data histograms"
+        echo "set style histogram clustered gap 1"
+        echo "set style fill solid 0.85 border -1"
+        echo "set boxwidth 0.9"
+        echo "set logscale y"
+        echo "set yrange [0.01:*]"
+        echo "set grid ytics"
+        echo "set ylabel 'million updates per second (log)'"
+        echo "set xtics rotate by -35"
+        echo "set key top right"
+        echo "set multiplot layout 1,$nr title 'GUPS: random 8-byte updates, table 2^$LOG2 words per rank (HPCC MPIRandomAccess on the mpi rows)'"
+        for n in $RANKS; do
+            echo "set title '$n ranks'"
+            echo "plot '$dat/gups_$n.dat' using 2:xtic(1) title 'agg (aggregated AMs)' lc rgb '#1b9e77', \\"
+            echo "     '' using 3 title 'am (one message each)' lc rgb '#d95f02', \\"
+            echo "     '' using 4 title 'native remote atomics' lc rgb '#7570b3', \\"
+            echo "     '' using 5 title 'HPCC MPIRandomAccess' lc rgb '#999999'"
+        done
+        echo "unset multiplot"
+        cols=4
+        [ "$ncfg" -lt 4 ] && cols=$ncfg
+        rows=$(( (ncfg + cols - 1) / cols ))
+        echo "reset"
+        echo "set terminal pngcairo size $((420 * cols)),$((360 * rows + 40)) font 'sans,9'"
+        echo "set output '$OUT/fig6_right.png'"
+        echo "set logscale xy"
+        echo "set format x '%.0s%cB'"
+        echo "set xrange [6:1.4e6]"
+        echo "set grid"
+        echo "set xlabel 'message bytes'"
+        echo "set ylabel 'MB/s'"
+        echo "set key bottom right"
+        echo "set multiplot layout $rows,$cols title 'Bandwidth between 2 ranks: native put, plain active messages, aggregated 8-byte messages (effective)'"
+        for i in "${CONFIGS[@]}"; do
+            lab=${LABELS[$i]}
+            f=$dat/bw_$(echo "$lab" | tr / _)
+            echo "set title '$lab'"
+            plot="plot "
+            sep=""
+            if [ -s "${f}_put.dat" ]; then
+                plot+="'${f}_put.dat' using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#7570b3' title 'native put'"
+                sep=", "
+            fi
+            if [ -s "${f}_am.dat" ]; then
+                plot+="$sep'${f}_am.dat' using 1:2 with linespoints pt 5 ps 0.6 lc rgb '#d95f02' title 'active messages'"
+                sep=", "
+            fi
+            if [ -s "${f}_agg8.dat" ]; then
+                plot+="$sep'${f}_agg8.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#1b9e77' title 'aggregated 8 B (effective)'"
+                sep=", "
+            fi
+            if [ -z "$sep" ]; then
+                echo "set label 1 'no data' at graph 0.4,0.5"
+                plot+="1/0 notitle"
+            fi
+            echo "$plot"
+            echo "unset label 1"
+        done
+        echo "unset multiplot"
+    } > "$gp"
+    if gnuplot "$gp" 2> "$OUT/logs/gnuplot.log"; then
+        echo
+        echo "wrote $CSV, $OUT/fig6_left.png, $OUT/fig6_right.png"
+    else
+        echo "fig6.sh: gnuplot failed: see $OUT/logs/gnuplot.log" >&2
+    fi
+fi
+echo "total time $(( $(date +%s) - t_start )) s"
