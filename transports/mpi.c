@@ -1017,6 +1017,27 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     }
     MPI_Comm_set_errhandler(m->am_comm, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(m->data_comm, MPI_ERRORS_RETURN);
+    /* Every rank must agree on the eager size: a message longer than the
+     * receiver's ring buffers would be truncated. Take the smallest. */
+    {
+        unsigned long mine = m->eager, least = 0;
+        MPI_Request   req;
+
+        rc = MPI_Iallreduce(&mine, &least, 1, MPI_UNSIGNED_LONG, MPI_MIN,
+                            m->am_comm, &req);
+        if (rc != MPI_SUCCESS) {
+            gv_info("mpi: MPI_Iallreduce failed: %s", ERRSTR(rc));
+            status = GV_ERR_IO;
+            goto err_free;
+        }
+        status = gv__mpi_wait(&req, "agreement on GV_MPI_EAGER");
+        if (status != GV_OK)
+            goto err_free;
+        if (least != mine)
+            gv_warn("GV_MPI_EAGER is %lu here but %lu on another rank; "
+                    "using %lu", mine, least, least);
+        m->eager = least;
+    }
 
     m->peers      = gv_calloc((size_t)tl->size, sizeof(*m->peers));
     m->held_peers = gv_calloc((size_t)tl->size, sizeof(int));
