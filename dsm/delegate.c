@@ -101,6 +101,8 @@ static void send_or_die(int dst, gv_am_id_t id, const void *p, size_t len)
 
 /* ---- packed adds ---------------------------------------------------------- */
 
+static uint32_t pack_apply(const uint8_t *e, uint32_t n, int src);
+
 static void pack_flush(int dst)
 {
     pack_t        *p = &D.packs[dst];
@@ -115,9 +117,21 @@ static void pack_flush(int dst)
     memcpy(&copy, p, 8 + (size_t)n * 16);
     p->n = 0;
     r    = gv__gce_rec(copy.gce);
+    if (dst == gv__geo.rank) {
+        /* Our own words: apply now (enrolled and completed at once). */
+        uint32_t bad = pack_apply((const uint8_t *)copy.e, n, dst);
+        gv__dsm_st.ops_local += n;
+        if ((bad != 0) && (r != NULL)) {
+            r->enrolled += bad;
+            r->completed += bad;
+            r->errors += bad;
+        }
+        return;
+    }
     if (r != NULL)
         r->enrolled += n;
     gv__dsm_st.add_msgs++;
+    gv__dsm_st.ops_remote += n;
     send_or_die(dst, D.am_addb, &copy, 8 + (size_t)n * 16);
 }
 
@@ -193,12 +207,42 @@ static unsigned progress_hook(void)
     return n;
 }
 
+/* Apply @a n packed adds at this rank (their home): first check every
+ * address and start fetching its word, then add, so that the cache misses
+ * overlap. Returns the number refused (logged). */
+static uint32_t pack_apply(const uint8_t *e, uint32_t n, int src)
+{
+    int64_t *ptr[PACK_MAX];
+    int64_t  val[PACK_MAX];
+    uint32_t i, bad = 0;
+
+    for (i = 0; i < n; i++) {
+        uint64_t a, off;
+        int      home, kind;
+
+        memcpy(&a, e + 16 * i, 8);
+        memcpy(&val[i], e + 16 * i + 8, 8);
+        kind   = gv__ga_decode(a, &home, &off);
+        ptr[i] = NULL;
+        if ((kind >= 0) && (home == gv__geo.rank) && ((a & 7) == 0))
+            ptr[i] = gv__heap_check_local(a, kind, off, 8);
+        if (ptr[i] == NULL) {
+            gv__dsm_bad_addr("gv_delegate_add", a, 8, src);
+            bad++;
+            continue;
+        }
+        __builtin_prefetch(ptr[i], 1, 0);
+    }
+    for (i = 0; i < n; i++)
+        if (ptr[i] != NULL)
+            *ptr[i] += val[i];
+    return bad;
+}
+
 static void am_addb_cb(int src, const void *payload, size_t len, void *arg)
 {
     const uint8_t *d = payload;
-    uint32_t       gce, n, i, bad = 0;
-    int64_t       *ptr[PACK_MAX];
-    int64_t        val[PACK_MAX];
+    uint32_t       gce, n, bad;
     gv__gce_rec_t *r;
 
     if (len < 8) {
@@ -216,28 +260,7 @@ static void am_addb_cb(int src, const void *payload, size_t len, void *arg)
         gv__dsm_reject(src, "add pack for an impossible completion event");
         return;
     }
-    /* Pass 1: check every address and start fetching its word. */
-    for (i = 0; i < n; i++) {
-        uint64_t a, off;
-        int      home, kind;
-
-        memcpy(&a, d + 8 + 16 * i, 8);
-        memcpy(&val[i], d + 16 + 16 * i, 8);
-        kind   = gv__ga_decode(a, &home, &off);
-        ptr[i] = NULL;
-        if ((kind >= 0) && (home == gv__geo.rank) && ((a & 7) == 0))
-            ptr[i] = gv__heap_check_local(a, kind, off, 8);
-        if (ptr[i] == NULL) {
-            gv__dsm_bad_addr("gv_delegate_add", a, 8, src);
-            bad++;
-            continue;
-        }
-        __builtin_prefetch(ptr[i], 1, 0);
-    }
-    /* Pass 2: add. */
-    for (i = 0; i < n; i++)
-        if (ptr[i] != NULL)
-            *ptr[i] += val[i];
+    bad = pack_apply(d + 8, n, src);
     gv__dsm_st.ops_served += n;
     r->completed += n;
     r->errors += bad;
@@ -506,6 +529,7 @@ static gv_status_t issue(req_t *q, const void *data, void *out, size_t cap,
     }
     if (home == gv__geo.rank) {
         void *p;
+        pack_flush(home); /* this worker's earlier adds come first */
         gv__dsm_st.ops_local++;
         p = resolve_here(q, home);
         if (p == NULL) {
@@ -668,8 +692,7 @@ gv_status_t gv_delegate_add(gv_gaddr_t a, int64_t v, gv_gce_t *gce)
         native_missing_error();
         return GV_ERR_UNSUPPORTED;
     }
-    if (D.native || ((home = gv__ga_home(a)) == gv__geo.rank) || (home < 0) ||
-        (a & 7)) {
+    if (D.native || ((home = gv__ga_home(a)) < 0) || (a & 7)) {
         /* The less common paths. */
         uint64_t off;
         int      kind;

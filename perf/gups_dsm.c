@@ -1,0 +1,264 @@
+/* GUPS over the DSM layer: random updates to a table in the global heap,
+ * written as a user would write it: a parallel loop whose body is a plain
+ * loop of asynchronous gv_delegate_add calls, then an exact verification.
+ * The dsm mode of perf/gups, as its own binary.
+ * Run: gvrun -n 2 build/perf/gups_dsm   (GV_AMO=native for transport atomics)
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * The table is P * 2^n 64-bit words of the linear global heap (block-
+ * cyclic over the ranks). The update stream is HPCC RandomAccess's shift
+ * register x_{k+1} = (x_k << 1) ^ (x_k < 0 ? 7 : 0), as in perf/gups; an
+ * update with value x adds x to word x mod (P * 2^n). The stream is cut
+ * into chunks of CHUNK updates; gv_forall_index spreads the chunks over
+ * the ranks, and each chunk jumps into the stream with hpcc_starts and
+ * issues its adds. The loop returns once every add has landed (its
+ * completion event covers them). Verification replays the stream on every
+ * rank, subtracts the updates aimed at its own words, and counts the words
+ * that do not return to their initial value (their global index).
+ */
+#define _GNU_SOURCE
+#include <grapevine.h>
+#include "core/env.h"               /* gv__env.AMO: which path ran */
+#include "dsm/dsm_internal.h"       /* gv__dsm_init until gv_init does it */
+#include "tasking/task_internal.h"  /* gv__task_init, likewise */
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POLY   0x0000000000000007ull
+#define PERIOD 1317624576693539401ll
+#define CHUNK  4096
+
+static struct {
+    int      logn;
+    unsigned per_word;
+    int      verify;
+} opt = {22, 4, 1};
+
+typedef struct {
+    gv_gaddr_t table;
+    uint64_t   words;    /* P * 2^n */
+    uint64_t   mask;     /* words - 1 if a power of two, else 0 */
+    uint64_t   updates;
+} job_t;
+
+static job_t    job;
+static uint64_t my_errors;
+
+static inline uint64_t next_ran(uint64_t x)
+{
+    return (x << 1) ^ (((int64_t)x < 0) ? POLY : 0);
+}
+
+/* Element n of the stream (x^n mod the polynomial), by square-and-
+ * multiply over GF(2): squaring maps bit j to bit 2j, so square(a) is the
+ * xor of the tabulated x^(2j) over the set bits j of a. */
+static uint64_t hpcc_starts(int64_t n)
+{
+    uint64_t sq[64], t, ran;
+    int      i, j;
+
+    while (n < 0)
+        n += PERIOD;
+    while (n > PERIOD)
+        n -= PERIOD;
+    if (n == 0)
+        return 1;
+    for (t = 1, i = 0; i < 64; i++) {
+        sq[i] = t;
+        t     = next_ran(next_ran(t));
+    }
+    for (i = 62; i >= 0; i--)
+        if ((n >> i) & 1)
+            break;
+    ran = 2;
+    while (i > 0) {
+        for (t = 0, j = 0; j < 64; j++)
+            if ((ran >> j) & 1)
+                t ^= sq[j];
+        ran = t;
+        i--;
+        if ((n >> i) & 1)
+            ran = next_ran(ran);
+    }
+    return ran;
+}
+
+static inline uint64_t word_of(const job_t *j, uint64_t ran)
+{
+    return (j->mask != 0) ? (ran & j->mask) : (ran % j->words);
+}
+
+/* ---- the benchmark, as a user writes it ---------------------------------- */
+
+static void chunk(int64_t c, void *arg)
+{
+    const job_t *j   = arg;
+    uint64_t     ran = hpcc_starts(c * CHUNK);
+    int          k;
+
+    for (k = 0; k < CHUNK; k++) {
+        ran = next_ran(ran);
+        gv_delegate_add(gv_gaddr_add(j->table, 8 * (int64_t)word_of(j, ran)),
+                        (int64_t)ran, NULL);
+    }
+}
+
+static void init_word(int64_t i, void *elem, void *arg)
+{
+    uint64_t v = (uint64_t)i;
+    memcpy(elem, &v, 8);
+}
+
+static void check_word(int64_t i, void *elem, void *arg)
+{
+    uint64_t v;
+
+    memcpy(&v, elem, 8);
+    if (v != (uint64_t)i)
+        my_errors++;
+}
+
+/* Replay the whole stream; take back the updates aimed at this rank. */
+static void take_back(void)
+{
+    uint64_t ran = 1, i;
+    int      me  = gv_rank();
+
+    for (i = 0; i < job.updates; i++) {
+        gv_gaddr_t a;
+        ran = next_ran(ran);
+        a   = gv_gaddr_add(job.table, 8 * (int64_t)word_of(&job, ran));
+        if (gv_gaddr_rank(a) == me)
+            *(uint64_t *)gv_gaddr_local(a) -= ran;
+    }
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: gups_dsm [--log2 n] [--updates-per-word k] [--no-verify]\n"
+            "  --log2 n   2^n table words per rank (default 22)\n"
+            "  --updates-per-word k   updates = k * words in the table (4)\n"
+            "GV_AMO=native uses the transport's remote atomics.\n"
+            "The last line is: gups transport=T mode=dsm ranks=P updates=U "
+            "seconds=S mups=X errors=E\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"log2", required_argument, NULL, 'n'},
+        {"updates-per-word", required_argument, NULL, 'u'},
+        {"no-verify", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    gv_dsm_stats_t st;
+    gv_status_t    status;
+    uint64_t       errs;
+    double         t0, secs;
+    char           heap[32];
+    int            c, me, P;
+
+    while ((c = getopt_long(argc, argv, "n:u:Vh", lo, NULL)) != -1) {
+        if (c == 'n')
+            opt.logn = atoi(optarg);
+        else if (c == 'u')
+            opt.per_word = (unsigned)atoi(optarg);
+        else if (c == 'V')
+            opt.verify = 0;
+        else
+            usage();
+    }
+    if ((opt.logn < 3) || (opt.logn > 34) || (opt.per_word < 1))
+        usage();
+    /* The table lives in the symmetric heap: make room unless the user
+     * chose GV_HEAP. */
+    snprintf(heap, sizeof(heap), "%llu",
+             (unsigned long long)((8ull << opt.logn) + (16u << 20)));
+    setenv("GV_HEAP", heap, 0);
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
+    gv__task_init();
+    gv__dsm_init();
+    gv_barrier();
+    me = gv_rank();
+    P  = gv_nranks();
+    if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics()) {
+        if (me == 0)
+            printf("gups_dsm: transport %s has no native remote atomics; "
+                   "GV_AMO=native needs one that has (gvinfo -t)\n",
+                   gv_transport_name());
+        gv_finalize();
+        return 3;
+    }
+    job.words   = (uint64_t)P << opt.logn;
+    job.mask    = ((job.words & (job.words - 1)) == 0) ? job.words - 1 : 0;
+    job.updates = (uint64_t)opt.per_word * job.words / CHUNK * CHUNK;
+    if (me == 0) {
+        status = gv_global_alloc(8 * job.words, &job.table);
+        if (status != GV_OK)
+            gv_abort(1, "gups_dsm: cannot allocate the table: %s",
+                     gv_status_str(status));
+    }
+    gv_broadcast(0, &job, sizeof(job));
+    if (me == 0) {
+        printf("# gups transport=%s mode=dsm amo=%s ranks=%d table=2^%d "
+               "words/rank (%llu MiB) block=%zu updates=%llu chunk=%d\n",
+               gv_transport_name(),
+               (gv__env.AMO == GV_AMO_NATIVE) ? "native" : "am", P, opt.logn,
+               (unsigned long long)(8 * job.words / P >> 20),
+               gv_global_block_size(), (unsigned long long)job.updates, CHUNK);
+        fflush(stdout);
+        status = gv_forall(job.table, (int64_t)job.words, 8, 0, init_word,
+                           NULL, 0, NULL);
+        if (status != GV_OK)
+            gv_abort(1, "gups_dsm: initialising failed");
+    }
+    gv_coll_barrier();
+
+    t0 = gv_wtime();
+    if (me == 0) {
+        status = gv_forall_index(0, (int64_t)(job.updates / CHUNK), 1, chunk,
+                                 &job, sizeof(job), NULL);
+        if (status != GV_OK)
+            gv_abort(1, "gups_dsm: the update loop failed: %s",
+                     gv_status_str(status));
+    }
+    gv_coll_barrier();
+    secs = gv_wtime() - t0;
+
+    if (opt.verify) {
+        take_back();
+        gv_coll_barrier();
+        if (me == 0)
+            gv_forall(job.table, (int64_t)job.words, 8, 0, check_word, NULL,
+                      0, NULL);
+        gv_coll_barrier();
+    }
+    errs = my_errors;
+    gv_allreduce(&errs, 1, GV_UINT64, GV_SUM);
+    gv_dsm_stats(&st);
+    if (me == 0) {
+        printf("# rank 0: %llu adds local, %llu sent in %llu packs, %llu "
+               "native, %llu served\n", (unsigned long long)st.ops_local,
+               (unsigned long long)(st.ops_remote),
+               (unsigned long long)st.add_msgs,
+               (unsigned long long)st.ops_native,
+               (unsigned long long)st.ops_served);
+        printf("gups transport=%s mode=%s ranks=%d updates=%llu seconds=%.3f "
+               "mups=%.2f errors=%lld\n", gv_transport_name(),
+               (gv__env.AMO == GV_AMO_NATIVE) ? "dsm-native" : "dsm", P,
+               (unsigned long long)job.updates, secs,
+               (double)job.updates / secs / 1e6,
+               opt.verify ? (long long)errs : -1ll);
+        fflush(stdout);
+    }
+    gv_barrier();
+    gv__dsm_fini();
+    gv_finalize();
+    return (errs != 0) ? 1 : 0;
+}
