@@ -7,10 +7,11 @@
 # prints a table. SPDX-License-Identifier: BSD-3-Clause
 #
 # usage: perf/fig6.sh [--quick] [--build DIR] [--out DIR] [--ranks "2 4 8"]
-#                     [--no-hpcc] [--seconds S] [--log2 N]
+#                     [--no-hpcc] [--seconds S] [--log2 N] [--plot-only]
 #   --quick   2 ranks only, shorter runs, one HPCC run: under 2 minutes
 #   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine):
 #             under 10 minutes on 2 cores
+#   --plot-only  redraw the PNGs and the table from an existing fig6.csv
 # Every run is under `timeout`; a run that fails or times out is recorded
 # in the CSV with its status (and its log kept in OUT/logs), not dropped.
 #
@@ -29,6 +30,7 @@ OUT=$here/out
 RANKS="2 4 8"
 QUICK=0
 HPCC=1
+PLOT_ONLY=0
 SECS=""
 LOG2=""
 
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --ranks) RANKS=$2; shift ;;
     --no-hpcc) HPCC=0 ;;
+    --plot-only) PLOT_ONLY=1 ;;
     --seconds) SECS=$2; shift ;;
     --log2) LOG2=$2; shift ;;
     -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -72,7 +75,11 @@ command -v gnuplot >/dev/null || echo "fig6.sh: no gnuplot: CSV only" >&2
 
 mkdir -p "$OUT/logs"
 CSV=$OUT/fig6.csv
-echo "panel,config,ranks,series,x,y,errors,seconds,note" > "$CSV"
+if [ "$PLOT_ONLY" = 1 ]; then
+    [ -r "$CSV" ] || { echo "fig6.sh: --plot-only needs $CSV" >&2; exit 1; }
+else
+    echo "panel,config,ranks,series,x,y,errors,seconds,note" > "$CSV"
+fi
 
 # Open MPI refuses to run as root without these.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -139,6 +146,7 @@ note_of() {    # exit status -> CSV note
 
 # ---- left panel: GUPS ------------------------------------------------------
 t_start=$(date +%s)
+measure() {
 for n in $RANKS; do
     for i in "${CONFIGS[@]}"; do
         for mode in agg am native; do
@@ -257,6 +265,9 @@ for i in "${CONFIGS[@]}"; do
         "${mbps:-n/a}"
 done
 
+}
+[ "$PLOT_ONLY" = 1 ] || measure
+
 # ---- table -------------------------------------------------------------
 echo
 echo "GUPS, million updates per second (log2 table words per rank: $LOG2;" \
@@ -317,20 +328,22 @@ if command -v gnuplot >/dev/null; then
         ncfg=$((ncfg + 1))
     done
     {
-        echo "set terminal pngcairo size $((560 * nr)),520 font 'sans,10'"
+        w=$((600 * nr)); [ "$w" -lt 800 ] && w=800
+        echo "set terminal pngcairo size $w,560 font 'sans,10'"
         echo "set output '$OUT/fig6_left.png'"
         echo "set datafile missing '-'"
         echo "set style data histograms"
         echo "set style histogram clustered gap 1"
         echo "set style fill solid 0.85 border -1"
         echo "set boxwidth 0.9"
+        echo "set xrange [-0.6:${#CONFIGS[@]}-0.4]"
         echo "set logscale y"
         echo "set yrange [0.01:*]"
         echo "set grid ytics"
         echo "set ylabel 'million updates per second (log)'"
         echo "set xtics rotate by -35"
         echo "set key top right"
-        echo "set multiplot layout 1,$nr title 'GUPS: random 8-byte updates, table 2^$LOG2 words per rank (HPCC MPIRandomAccess on the mpi rows)'"
+        echo "set multiplot layout 1,$nr title \"GUPS: random 8-byte updates, table 2^{$LOG2} words per rank, at most $SECS s per run\\n(HPCC MPIRandomAccess on the mpi rows, with its own table size: see fig6.csv)\""
         for n in $RANKS; do
             echo "set title '$n ranks'"
             echo "plot '$dat/gups_$n.dat' using 2:xtic(1) title 'agg (aggregated AMs)' lc rgb '#1b9e77', \\"
