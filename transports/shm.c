@@ -371,16 +371,52 @@ static shm_seg_hdr_t *seg_hdr(shm_t *s, void *base)
                                                         (size_t)getpagesize()));
 }
 
+/* MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
+static uint64_t mem_available(void)
+{
+    FILE              *f = fopen("/proc/meminfo", "r");
+    char               line[128];
+    unsigned long long kb = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return (uint64_t)kb * 1024u;
+}
+
 /* Create, size and map the own segment. Logs why at info on failure and
  * leaves nothing behind (except the mapping, which the caller drops). */
-static gv_status_t seg_create(shm_t *s, uint64_t job_id, void **base_p)
+static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
+                              void **base_p)
 {
     char           name[64];
     int            fd, err, tries;
+    uint64_t       avail, need;
     void          *base;
     shm_seg_hdr_t *h;
 
     seg_name(name, sizeof(name), job_id, s->rank);
+    /* The pages are reserved below, and tmpfs is often as large as RAM:
+     * asking for more than is free would wake the OOM killer (which may
+     * pick any process) instead of failing here with a reason. Every rank
+     * on the node makes the same check, and leaves an eighth spare. */
+    avail = mem_available();
+    if (local_size < 1)
+        local_size = 1;
+    need = (uint64_t)s->seg_size * (uint64_t)local_size;
+    if ((avail != 0) && ((need / (uint64_t)local_size != s->seg_size) ||
+                         (need > avail - avail / 8))) {
+        gv_info("shm: %d ranks here need %zu bytes of shared memory each "
+                "(GV_HEAP plus rings), %llu in all, but only %llu bytes are "
+                "available; lower GV_HEAP or GV_SHM_RING", local_size,
+                s->seg_size, (unsigned long long)need,
+                (unsigned long long)avail);
+        return GV_ERR_NO_MEMORY;
+    }
     for (tries = 0;; tries++) {
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if ((fd >= 0) || (errno != EEXIST) || (tries > 0))
@@ -639,7 +675,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
         if (s->use_hint)
             s->pending = gv_calloc(s->hint_words, sizeof(*s->pending));
         cleanup_arm(boot->job_id, s->size);
-        mine = seg_create(s, boot->job_id, &own);
+        mine = seg_create(s, boot->job_id, boot->local_size, &own);
     }
     if (mine == GV_OK) {
         s->peers[s->rank].map     = own;
