@@ -60,8 +60,9 @@ enum {
 #define STAGE_MAX     64                     /* chunks before a flush_all */
 #define REJECT_LOG    10                     /* bad frames logged, then counted */
 #define SEND_NOW_MAX  1024                   /* sent with MPI_Send (see am_send) */
-#define NSPARE        64                     /* payload buffers kept for reuse */
-#define SPARE_MAX     ((size_t)64 << 20)     /* ... up to this many bytes */
+#define NSPARE        8                      /* payload buffers kept for reuse */
+#define SPARE_MAX     ((size_t)16 << 20)     /* ... up to this many bytes */
+#define PAYLOAD_RECVS 2                      /* payload receives posted at once */
 
 typedef struct {
     uint64_t payload_len;
@@ -69,16 +70,20 @@ typedef struct {
     uint32_t magic;
 } rts_t;
 
-/* A message that has to wait for an earlier one from the same peer: either
- * a payload still arriving (req active) or a copy of a message received
- * while that payload was in flight (req == MPI_REQUEST_NULL). */
+/* A message of the held queue of its sender: a large payload announced by
+ * an RTS (waiting for a receive slot, or arriving), or a copy of a message
+ * that came in behind such a payload. Delivered in queue order. */
+enum { HELD_READY, HELD_WAITING, HELD_POSTED };
 typedef struct held {
     struct held *next;
-    MPI_Request  req;
-    uint8_t     *buf;
+    int          state;    /* HELD_* */
+    MPI_Request  req;      /* the payload receive while HELD_POSTED */
+    uint8_t     *buf;      /* hdr + payload once posted or READY */
     size_t       len;      /* hdr + payload */
     size_t       cap;      /* bytes allocated at buf */
     size_t       expect;   /* payload bytes the RTS announced */
+    uint32_t     hdr_len;
+    uint8_t      hdr[GV_TL_MAX_HDR];
 } held_t;
 
 typedef struct {
@@ -124,6 +129,7 @@ typedef struct {
     mpi_peer_t   *peers;
     int          *held_peers;
     int           nheld_peers;
+    unsigned      npayload;        /* payload receives posted */
     uint8_t      *spare_buf[NSPARE]; /* recycled payload buffers */
     size_t        spare_cap[NSPARE];
 
@@ -234,7 +240,8 @@ static held_t *held_append(mpi_tl_t *m, int src)
     mpi_peer_t *p = &m->peers[src];
     held_t     *h = gv_calloc(1, sizeof(*h));
 
-    h->req = MPI_REQUEST_NULL;
+    h->req   = MPI_REQUEST_NULL;
+    h->state = HELD_READY;
     if (p->tail != NULL)
         p->tail->next = h;
     else
@@ -247,16 +254,47 @@ static held_t *held_append(mpi_tl_t *m, int src)
     return h;
 }
 
+/* Post payload receives for src's waiting RTSs, in queue order, while
+ * fewer than PAYLOAD_RECVS are posted. Few at a time, so that the same
+ * recycled buffers (warm in the cache) take one payload after another:
+ * within a node MPI copies a payload only once its receive is posted, so
+ * posting more would buy no overlap, only colder memory. */
+static void held_post(mpi_tl_t *m, int src)
+{
+    ERRBUF;
+    held_t *h;
+    int     rc;
+
+    for (h = m->peers[src].head; h != NULL; h = h->next) {
+        if (m->npayload >= PAYLOAD_RECVS)
+            return;
+        if (h->state != HELD_WAITING)
+            continue;
+        h->buf = payload_buf_get(m, h->len, &h->cap);
+        memcpy(h->buf, h->hdr, h->hdr_len);
+        rc = MPI_Irecv(h->buf + h->hdr_len, (int)h->expect, MPI_BYTE, src,
+                       TAG_DATA, m->data_comm, &h->req);
+        if (rc != MPI_SUCCESS) {
+            h->req   = MPI_REQUEST_NULL;
+            h->state = HELD_READY;
+            h->len   = 0; /* delivered as nothing: dropped */
+            gv__peer_failed(src, "MPI_Irecv of a %zu-byte payload failed: "
+                            "%s", h->expect, ERRSTR(rc));
+            continue;
+        }
+        h->state = HELD_POSTED;
+        m->npayload++;
+    }
+}
+
 /* An RTS from src (already known to be a valid peer): validate it, then
- * post the payload receive behind whatever src already has held. */
+ * queue its payload behind whatever src already has held. */
 static void rts_recv(mpi_tl_t *m, gv_tl_t *tl, int src, const uint8_t *buf,
                      int count)
 {
-    ERRBUF;
     rts_t   r;
     held_t *h;
     size_t  total;
-    int     rc;
 
     if ((size_t)count < sizeof(r)) {
         reject(m, src, "control frame of %d bytes (%lld expected at least)",
@@ -276,20 +314,14 @@ static void rts_recv(mpi_tl_t *m, gv_tl_t *tl, int src, const uint8_t *buf,
                (long long)r.payload_len);
         return;
     }
-    total  = r.hdr_len + (size_t)r.payload_len;
-    h      = held_append(m, src);
-    h->len    = total;
-    h->expect = (size_t)r.payload_len;
-    h->buf    = payload_buf_get(m, total, &h->cap);
-    memcpy(h->buf, buf + sizeof(r), r.hdr_len);
-    rc = MPI_Irecv(h->buf + r.hdr_len, (int)r.payload_len, MPI_BYTE, src,
-                   TAG_DATA, m->data_comm, &h->req);
-    if (rc != MPI_SUCCESS) {
-        h->req = MPI_REQUEST_NULL;
-        h->len = 0; /* delivered as nothing: dropped below */
-        gv__peer_failed(src, "MPI_Irecv of a %llu-byte payload failed: %s",
-                        (unsigned long long)r.payload_len, ERRSTR(rc));
-    }
+    total      = r.hdr_len + (size_t)r.payload_len;
+    h          = held_append(m, src);
+    h->state   = HELD_WAITING;
+    h->len     = total;
+    h->expect  = (size_t)r.payload_len;
+    h->hdr_len = r.hdr_len;
+    memcpy(h->hdr, buf + sizeof(r), r.hdr_len);
+    held_post(m, src);
 }
 
 /* One completed ring receive, in posting order. */
@@ -366,7 +398,7 @@ static unsigned ring_progress(mpi_tl_t *m, gv_tl_t *tl)
 }
 
 /* Deliver what the held queues allow: each peer's messages in order, up to
- * the first payload still arriving. */
+ * the first payload not yet in; then post receives for waiting payloads. */
 static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
 {
     ERRBUF;
@@ -379,16 +411,22 @@ static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
         held_t     *h;
 
         while ((h = p->head) != NULL) {
-            if (h->req != MPI_REQUEST_NULL) {
+            if (h->state == HELD_WAITING)
+                held_post(m, src);
+            if (h->state == HELD_WAITING)
+                break;
+            if (h->state == HELD_POSTED) {
                 MPI_Status st;
                 int        done = 0, count = 0;
                 int        rc = MPI_Test(&h->req, &done, &st);
 
                 if ((rc == MPI_SUCCESS) && !done)
                     break;
+                m->npayload--;
+                h->state = HELD_READY;
                 if (rc != MPI_SUCCESS) {
                     reject(m, src, "payload receive from rank %d failed (%lld"
-                           " bytes expected)", src, (long long)h->len);
+                           " bytes expected)", src, (long long)h->expect);
                     gv_debug("payload receive error: %s", ERRSTR(rc));
                     h->req = MPI_REQUEST_NULL;
                     h->len = 0;
@@ -406,14 +444,16 @@ static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
                 p->tail = NULL;
             if (h->len > 0)
                 tl->params.recv_cb(tl->params.recv_arg, src, h->buf, h->len);
-            payload_buf_put(m, h->buf, h->cap);
+            if (h->buf != NULL)
+                payload_buf_put(m, h->buf, h->cap);
             gv_free(h);
             n++;
         }
         if (p->head == NULL) {
-            p->listed                     = 0;
-            m->held_peers[k]              = m->held_peers[--m->nheld_peers];
+            p->listed        = 0;
+            m->held_peers[k] = m->held_peers[--m->nheld_peers];
         } else {
+            held_post(m, src);
             k++;
         }
     }
@@ -930,7 +970,7 @@ static void held_close(mpi_tl_t *m, int size)
 
         for (h = m->peers[i].head; h != NULL; h = next) {
             next = h->next;
-            if (h->req != MPI_REQUEST_NULL) {
+            if (h->state == HELD_POSTED) {
                 MPI_Cancel(&h->req);
                 MPI_Wait(&h->req, MPI_STATUS_IGNORE);
             }
