@@ -74,8 +74,8 @@ gv__gce_rec_t *gv__gce_rec(uint32_t id)
 
     if (id == cached_id)
         return cached_rec;
-    if (creator >= (uint32_t)gv__geo.size)
-        return NULL;
+    if ((by_creator == NULL) || (creator >= (uint32_t)gv__geo.size))
+        return NULL; /* after gv__dsm_fini, or an impossible id */
     c = &by_creator[creator];
     if (slot >= c->n) {
         uint32_t n = (c->n == 0) ? 16 : c->n;
