@@ -86,9 +86,10 @@ static struct {
     int         ncounts;
     uint64_t    bad_msgs;     /* update messages of the wrong length */
     uint64_t    handled;      /* update messages applied here */
-    /* prefetch pipeline of updates not yet applied */
+    /* prefetch pipeline of updates not yet applied; empty slots hold 0,
+     * and adding 0 to word 0 changes nothing */
     uint64_t    pend[PIPE_MAX];
-    unsigned    npend, phead;
+    unsigned    phead, pipe_mask;
     /* rank 0: totals gathered at the end */
     uint64_t    tot_errors, tot_bad, tot_handled, nresults;
 } g;
@@ -157,38 +158,35 @@ static inline int owner_of(uint64_t ran)
 
 /* Add @a ran into its word. With a pipeline, the word is prefetched now
  * and the update from opt.pipe calls ago is applied: the cache misses of
- * consecutive updates then overlap instead of following one another. */
+ * consecutive updates then overlap instead of following one another. The
+ * slots start at 0 (a no-op update: the stream never yields 0, and 0 from
+ * a peer adds nothing), so there is no fill count to keep. */
 static inline void apply(uint64_t ran)
 {
-    uint64_t old;
+    uint64_t *table = g.table, mask = g.lmask, old;
+    unsigned  h = g.phead;
 
     if (opt.pipe == 0) {
-        g.table[ran & g.lmask] += ran;
+        table[ran & mask] += ran;
         return;
     }
-    __builtin_prefetch(&g.table[ran & g.lmask], 1, 3);
-    old                = g.pend[g.phead];
-    g.pend[g.phead]    = ran;
-    g.phead            = (g.phead + 1) & (opt.pipe - 1);
-    if (g.npend == opt.pipe)
-        g.table[old & g.lmask] += old;
-    else
-        g.npend++;
+    __builtin_prefetch(&table[ran & mask], 1, 3);
+    old       = g.pend[h];
+    g.pend[h] = ran;
+    g.phead   = (h + 1) & g.pipe_mask;
+    table[old & mask] += old;
 }
 
 /* Apply what the pipeline still holds (after the barrier that ends the
  * update phase, before anyone reads the table). */
 static void apply_drain(void)
 {
-    unsigned i, start = (g.phead + opt.pipe - g.npend) & (opt.pipe - 1);
+    unsigned i;
 
-    if (opt.pipe == 0)
-        return;
-    for (i = 0; i < g.npend; i++) {
-        uint64_t ran = g.pend[(start + i) & (opt.pipe - 1)];
-        g.table[ran & g.lmask] += ran;
+    for (i = 0; i < PIPE_MAX; i++) {
+        g.table[g.pend[i] & g.lmask] += g.pend[i];
+        g.pend[i] = 0;
     }
-    g.npend = 0;
     g.phead = 0;
 }
 
@@ -300,15 +298,22 @@ static int tick(uint64_t done, uint64_t total, double t0, double *last)
 __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                                                  double t0)
 {
-    uint64_t i;
-    unsigned poll = opt.poll;
-    double   last = t0;
+    /* Locals, so that the compiler need not reload them after each call. */
+    const int        shift = opt.logn;
+    const uint64_t   pmask = g.pmask, P = (uint64_t)g.P;
+    const gv_am_id_t id    = g.upd_id;
+    uint64_t         i;
+    unsigned         poll = opt.poll;
+    double           last = t0;
 
     for (i = 0; i < n; i++) {
         gv_status_t status;
+        int         dst;
 
         ran    = next_ran(ran);
-        status = gv_am_send(owner_of(ran), g.upd_id, &ran, sizeof(ran));
+        dst    = (int)((pmask != 0 || P == 1) ? ((ran >> shift) & pmask)
+                                              : ((ran >> shift) % P));
+        status = gv_am_send(dst, id, &ran, sizeof(ran));
         if (status != GV_OK)
             gv_abort(1, "gups: gv_am_send failed: %s", gv_status_str(status));
         /* Handle what others sent us, so that they are not held up. */
@@ -552,6 +557,7 @@ int GUPS_MAIN(int argc, char **argv)
     g.P     = gv_nranks();
     g.lmask = ((uint64_t)1 << opt.logn) - 1;
     g.pmask = ((g.P & (g.P - 1)) == 0) ? (uint64_t)g.P - 1 : 0;
+    g.pipe_mask = (opt.pipe > 0) ? opt.pipe - 1 : 0;
     g.issued = calloc((size_t)g.P, sizeof(*g.issued));
     if (g.issued == NULL)
         gv_abort(1, "gups: out of memory");
