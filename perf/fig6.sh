@@ -44,7 +44,8 @@ while [ $# -gt 0 ]; do
     --plot-only) PLOT_ONLY=1 ;;
     --seconds) SECS=$2; shift ;;
     --log2) LOG2=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next }
+                    NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fig6.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
