@@ -17,7 +17,8 @@
  * context-switch routine and touches only the two workers involved. The
  * order of preference follows Grappa: a due periodic task first, then ready
  * workers (FIFO), then new tasks (private before public), and the system
- * context when there is nothing else.
+ * context when there is nothing else; except that gv_yield() starts a
+ * queued task before resuming ready workers (see there).
  *
  * Context prefetching (Grappa tech report, section 2): with hundreds of
  * thousands of workers their descriptors and stacks are not in cache. The
@@ -104,6 +105,17 @@ static inline int rq_empty(void)
     return S.rq_head == S.rq_tail;
 }
 
+/* Prefetch a line we are about to write: on x86 PREFETCHW brings it in
+ * exclusive state, saving the second (ownership) transaction. */
+static inline void prefetch_w(const void *p)
+{
+#if defined(__x86_64__)
+    __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+}
+
 static inline gv_worker_t *rq_pop(void)
 {
     gv_worker_t *w = S.rq[S.rq_head & S.rq_mask];
@@ -112,14 +124,31 @@ static inline gv_worker_t *rq_pop(void)
     S.rq_head++;
     if (d != 0) {
         uint64_t n = S.rq_tail - S.rq_head;
-        if (n > 2 * d)
-            __builtin_prefetch(S.rq[(S.rq_head + 2 * d) & S.rq_mask], 1, 3);
+        /* Stage 1, 2d ahead: the descriptor and the top of the stack just
+         * below it, at fixed offsets from the worker pointer, so no load is
+         * needed to find them. A worker suspended at a shallow depth has
+         * its saved registers and frames in these lines. */
+        if (n > 2 * d) {
+            const char *top = (const char *)S.rq[(S.rq_head + 2 * d) &
+                                                 S.rq_mask];
+            prefetch_w(top);
+            prefetch_w(top - 64);
+            prefetch_w(top - 128);
+            prefetch_w(top - 192);
+            prefetch_w(top - 256);
+        }
 #if GV_HAVE_CTX_ASM
+        /* Stage 2, d ahead: the saved frame of a worker suspended deeper
+         * than that. Its descriptor, hence the saved stack pointer, arrived
+         * during stage 1. */
         if (n > d) {
-            const char *sp = S.rq[(S.rq_head + d) & S.rq_mask]->ctx.sp;
-            __builtin_prefetch(sp, 1, 3);
-            __builtin_prefetch(sp + 64, 1, 3);
-            __builtin_prefetch(sp + 128, 1, 3);
+            const gv_worker_t *x  = S.rq[(S.rq_head + d) & S.rq_mask];
+            const char        *sp = x->ctx.sp;
+            if ((const char *)x - sp > 256) {
+                prefetch_w(sp);
+                prefetch_w(sp + 64);
+                prefetch_w(sp + 128);
+            }
         }
 #endif
     }
@@ -299,12 +328,18 @@ void gv_yield(void)
 
     if (!S.up || (self->kind == GV_WK_SYS))
         return;
+    /* A yield goes to the back of the line, and queued tasks are in the
+     * line: start one if there is one. (Waiting and finishing prefer ready
+     * workers, as Grappa does, to finish started work first; but if yield
+     * did too, workers that yield in a loop until some queued task has run
+     * would never let it start.) */
     if (poll_due())
         next = sys_worker;
-    else if (!rq_empty())
+    else if ((next = task_worker()) == NULL) {
+        if (rq_empty())
+            return; /* nothing else can run: carry on */
         next = rq_pop();
-    else if ((next = task_worker()) == NULL)
-        return; /* nothing else can run: carry on */
+    }
     gv__sched_ready(self);
     switch_to(self, next);
 }

@@ -71,14 +71,15 @@ enum {
 };
 
 /* The descriptor: one cache line, placed at the top of the worker's own
- * stack mapping (just above its task slot), so that the descriptor, the
- * task arguments and the first frames share a page. */
+ * stack (the first frames sit right below it, its task slot right above),
+ * so that a switched-out worker is one page and a few consecutive lines. */
 struct gv_worker {
     gv_ctx_t          ctx;       /* saved stack pointer (asm) */
     struct gv_worker *next;      /* wait queue, idle pool */
     gv__scope_t      *scope;     /* scope new spawns belong to */
     char             *stack_lo;  /* lowest usable stack byte */
-    uint64_t          map_len;   /* bytes mapped, guard included */
+    uint32_t          map_len;   /* bytes mapped, guard included */
+    uint32_t          color;     /* bytes left unused above the descriptor */
     uint32_t          id;
     uint8_t           state;
     uint8_t           wake_pending;
@@ -86,6 +87,11 @@ struct gv_worker {
     uint8_t           kind;
     gv__task_t       *slot;      /* the task this worker runs */
 } __attribute__((aligned(64)));
+
+#if GV_HAVE_CTX_ASM
+_Static_assert(sizeof(struct gv_worker) == 64,
+               "a worker descriptor is one cache line");
+#endif
 
 /* ---- the scheduler (one per rank) -------------------------------------- */
 

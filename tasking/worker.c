@@ -4,15 +4,28 @@
  *
  * One mapping per worker, lowest address first:
  *
- *   +------------+----------------------------------+-----------+------------+
- *   | guard page | stack (grows down) ...           | task slot | descriptor |
- *   | PROT_NONE  |                                  | 96 bytes  | 64 bytes   |
- *   +------------+----------------------------------+-----------+------------+
- *   map          stack_lo                           slot        w      map+len
+ *   +------------+-----------------------------+------------+-----------+---+
+ *   | guard page | stack (grows down) ...      | descriptor | task slot |gap|
+ *   | PROT_NONE  |                             | 64 bytes   | 96 bytes  |   |
+ *   +------------+-----------------------------+------------+-----------+---+
+ *   map          stack_lo                      w            slot    map+len
  *
- * The descriptor, the task's arguments and the first frames of the stack
- * share the top page, so a worker that was switched out costs the scheduler
- * one page (and a few prefetched lines) to bring back.
+ * The descriptor sits right above the first frames of the stack, so that a
+ * worker suspended at a shallow depth (the common case) is one page and a
+ * handful of consecutive cache lines, which the scheduler prefetches at a
+ * fixed offset from the descriptor; the task's arguments, read once when
+ * the task starts, are kept out of that run of lines. The gap is the cache
+ * colour (below).
+ *
+ * Cache colouring: stacks are a power of two apart, so if every descriptor
+ * sat at the very top of its mapping they would all fall in the same set of
+ * the L1 and L2 caches (whose set index comes from address bits 6-15), and
+ * with hundreds of thousands of workers only a handful of descriptors and
+ * stack tops could be cached at once, prefetched lines evicting each other
+ * before use. So the top of worker i sits (i mod 1024) cache lines below
+ * the end of its mapping: consecutive workers, which the FIFO ready queue
+ * runs one after the other, land in different sets. The gap costs address
+ * space, not memory: its pages are never touched.
  *
  * Guard pages and vm.max_map_count: a PROT_NONE page between two writable
  * mappings splits them, so every guarded stack costs the kernel two memory
@@ -34,6 +47,7 @@
 #define SYS_STACK_BYTES (256u << 10)
 #define ALT_STACK_BYTES (64u << 10)
 #define MAPS_RESERVE    8192 /* map areas left for everything else */
+#define COLORS          1024 /* cache colours of the stack tops */
 
 static size_t           page_size;
 static uint64_t         guard_budget, nguarded;
@@ -219,9 +233,13 @@ void gv__worker_sys_fini(void)
 
 static gv_worker_t *map_worker(size_t stack_bytes, int kind)
 {
+    uint64_t     id        = next_id++;
     size_t       stack_len = (stack_bytes + page_size - 1) & ~(page_size - 1);
     int          guarded   = (nguarded < guard_budget) || (kind == GV_WK_SYS);
-    size_t       map_len   = stack_len + (guarded ? page_size : 0);
+    /* Cache colouring: see the top of this file. */
+    size_t       color     = (size_t)(id % COLORS) * 64;
+    size_t       map_len   = stack_len + (guarded ? page_size : 0) +
+                             ((color + page_size - 1) & ~(page_size - 1));
     char        *map;
     gv_worker_t *w;
 
@@ -251,14 +269,16 @@ static gv_worker_t *map_worker(size_t stack_bytes, int kind)
                 (unsigned long long)read_ulong_file(
                     "/proc/sys/vm/max_map_count", 0));
     }
-    w = (gv_worker_t *)(map + map_len - sizeof(gv_worker_t));
+    w = (gv_worker_t *)(map + map_len - color - sizeof(gv__task_t) -
+                        sizeof(gv_worker_t));
     memset(w, 0, sizeof(*w));
-    w->slot     = (gv__task_t *)((char *)w - sizeof(gv__task_t));
+    w->slot     = (gv__task_t *)((char *)w + sizeof(gv_worker_t));
     w->stack_lo = map + (guarded ? page_size : 0);
     w->map_len  = map_len;
     w->guarded  = (uint8_t)guarded;
     w->kind     = (uint8_t)kind;
-    w->id       = (uint32_t)next_id++;
+    w->color    = (uint32_t)color;
+    w->id       = (uint32_t)id;
     if (!guarded)
         *(uint64_t *)w->stack_lo = CANARY;
     return w;
@@ -272,15 +292,16 @@ gv_worker_t *gv__worker_new(gv_ctx_fn_t entry, int kind)
 
     if (w == NULL)
         return NULL;
-    /* The stack ends where the task slot begins. */
-    gv__ctx_make(&w->ctx, w->stack_lo,
-                 (size_t)((char *)w->slot - w->stack_lo), entry, w);
+    /* The stack ends where the descriptor begins. */
+    gv__ctx_make(&w->ctx, w->stack_lo, (size_t)((char *)w - w->stack_lo),
+                 entry, w);
     return w;
 }
 
 void gv__worker_free(gv_worker_t *w)
 {
-    char *map = (char *)w + sizeof(gv_worker_t) - w->map_len;
+    char *map = (char *)w + sizeof(gv_worker_t) + sizeof(gv__task_t) +
+                w->color - w->map_len;
 
     if (w->guarded && (nguarded > 0))
         nguarded--;

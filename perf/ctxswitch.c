@@ -1,0 +1,227 @@
+/* Context-switch time versus number of workers, as in the Grappa tech
+ * report's microbenchmark: N workers on one core, each incrementing its own
+ * value in a large array and yielding, round robin. Prefetching on and off,
+ * then two references in the same run: kernel threads yielding on one core
+ * (pthread) and Boost.Context (the ctxswitch_boost binary beside this one).
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * usage: ctxswitch [-s SWITCHES] [N ...]     (default N: 2 1000 100000 500000)
+ * One line per configuration:
+ *   ctxswitch impl=grapevine|boost|pthread workers=N prefetch=on|off ns=X
+ */
+#define _GNU_SOURCE
+#include <grapevine.h>
+#include "tasking/task_internal.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One cache line per worker: "a large array" (32 MB at 500,000 workers). */
+#define STRIDE 8
+
+static uint64_t     *array;
+static volatile int  go;
+static uint64_t      arrived;
+static gv_cc_t       done_cc;
+
+typedef struct {
+    uint64_t id, iters;
+} bench_args_t;
+
+static void bench_task(void *p)
+{
+    bench_args_t a;
+    uint64_t    *slot, k;
+
+    memcpy(&a, p, sizeof(a));
+    slot = &array[a.id * STRIDE];
+    arrived++;
+    while (!go)
+        gv_yield();
+    for (k = 0; k < a.iters; k++) {
+        (*slot)++;
+        gv_yield();
+    }
+    gv_cc_done(&done_cc, 1);
+}
+
+static double run_grapevine(uint64_t n, uint64_t iters, unsigned prefetch)
+{
+    gv_task_stats_t s0, s1;
+    uint64_t        i, t0, t1, sum = 0;
+
+    gv__sched_set_prefetch(prefetch);
+    memset(array, 0, n * STRIDE * sizeof(uint64_t));
+    go      = 0;
+    arrived = 0;
+    gv_cc_init(&done_cc, (int64_t)n);
+    for (i = 0; i < n; i++) {
+        bench_args_t a = {.id = i, .iters = iters};
+        if (gv_spawn_private(bench_task, &a, sizeof(a)) != GV_OK) {
+            fprintf(stderr, "ctxswitch: spawn failed\n");
+            exit(1);
+        }
+    }
+    /* Start them all (the main flow takes turns with them), then time only
+     * the round robin of N workers. */
+    while (arrived < n)
+        gv_yield();
+    gv_task_stats(&s0);
+    t0 = gv_time_ns();
+    go = 1;
+    gv_cc_wait(&done_cc);
+    t1 = gv_time_ns();
+    gv_task_stats(&s1);
+    for (i = 0; i < n; i++)
+        sum += array[i * STRIDE];
+    if (sum != n * iters) {
+        fprintf(stderr, "ctxswitch: %llu increments, expected %llu\n",
+                (unsigned long long)sum, (unsigned long long)(n * iters));
+        exit(1);
+    }
+    return (double)(t1 - t0) / (double)(s1.switches - s0.switches);
+}
+
+/* ---- kernel threads on one core -------------------------------------------- */
+
+typedef struct {
+    uint64_t           id, iters;
+    pthread_barrier_t *bar;
+} thr_args_t;
+
+static void *thr_main(void *p)
+{
+    thr_args_t *a    = p;
+    uint64_t   *slot = &array[a->id * STRIDE];
+    uint64_t    k;
+
+    pthread_barrier_wait(a->bar);
+    for (k = 0; k < a->iters; k++) {
+        (*slot)++;
+        sched_yield();
+    }
+    return NULL;
+}
+
+static double run_pthread(uint64_t n, uint64_t iters)
+{
+    pthread_t        *t   = calloc(n, sizeof(*t));
+    thr_args_t       *a   = calloc(n, sizeof(*a));
+    pthread_barrier_t bar;
+    pthread_attr_t    attr;
+    cpu_set_t         one, saved;
+    uint64_t          i, t0, t1;
+
+    /* Everything on the core this thread runs on. */
+    sched_getaffinity(0, sizeof(saved), &saved);
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    sched_setaffinity(0, sizeof(one), &one);
+    pthread_barrier_init(&bar, NULL, (unsigned)n + 1);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+    for (i = 0; i < n; i++) {
+        a[i].id    = i;
+        a[i].iters = iters;
+        a[i].bar   = &bar;
+        if (pthread_create(&t[i], &attr, thr_main, &a[i]) != 0) {
+            fprintf(stderr, "ctxswitch: pthread_create: %s\n", strerror(errno));
+            exit(1);
+        }
+    }
+    pthread_barrier_wait(&bar);
+    t0 = gv_time_ns();
+    for (i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    t1 = gv_time_ns();
+    pthread_barrier_destroy(&bar);
+    pthread_attr_destroy(&attr);
+    sched_setaffinity(0, sizeof(saved), &saved);
+    free(t);
+    free(a);
+    return (double)(t1 - t0) / (double)(n * iters);
+}
+
+int main(int argc, char **argv)
+{
+    static const uint64_t dflt[] = {2, 1000, 100000, 500000};
+    uint64_t             *ns, n_count, i, max_n = 0, target = 20000000;
+    unsigned              pf_on;
+    char                  self[PATH_MAX], cmd[PATH_MAX + 1024];
+    int                   opt, off;
+
+    while ((opt = getopt(argc, argv, "s:")) != -1) {
+        if (opt == 's')
+            target = strtoull(optarg, NULL, 10);
+        else {
+            fprintf(stderr, "usage: %s [-s SWITCHES] [N ...]\n", argv[0]);
+            return 2;
+        }
+    }
+    n_count = (optind < argc) ? (uint64_t)(argc - optind)
+                              : sizeof(dflt) / sizeof(dflt[0]);
+    ns      = calloc(n_count, sizeof(*ns));
+    for (i = 0; i < n_count; i++) {
+        ns[i] = (optind < argc) ? strtoull(argv[optind + (int)i], NULL, 10)
+                                : dflt[i];
+        if (ns[i] < 1)
+            ns[i] = 1;
+        if (ns[i] > max_n)
+            max_n = ns[i];
+    }
+
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
+    gv__task_init(); /* no-op once gv_init does it */
+    array = calloc(max_n * STRIDE, sizeof(uint64_t));
+    pf_on = (gv__env.PREFETCH != 0) ? (unsigned)gv__env.PREFETCH : 4;
+
+    for (i = 0; i < n_count; i++) {
+        uint64_t iters = target / ns[i];
+        if (iters < 20)
+            iters = 20;
+        for (off = 0; off < 2; off++) {
+            double t = run_grapevine(ns[i], iters, off ? 0 : pf_on);
+            printf("ctxswitch impl=grapevine workers=%llu prefetch=%s ns=%.1f\n",
+                   (unsigned long long)ns[i], off ? "off" : "on", t);
+            fflush(stdout);
+        }
+    }
+    for (i = 0; i < n_count; i++) {
+        uint64_t iters;
+        if (ns[i] > 1000)
+            continue; /* kernel threads by the hundred thousand: no */
+        iters = target / 20 / ns[i];
+        if (iters < 20)
+            iters = 20;
+        printf("ctxswitch impl=pthread workers=%llu prefetch=off ns=%.1f\n",
+               (unsigned long long)ns[i], run_pthread(ns[i], iters));
+        fflush(stdout);
+    }
+    gv__task_fini();
+    gv_finalize();
+
+    /* Boost.Context, built from perf/ctxswitch_boost.cpp when Boost is
+     * installed, lives next to this binary. */
+    if (realpath(argv[0], self) == NULL)
+        snprintf(self, sizeof(self), "%s", argv[0]);
+    off = snprintf(cmd, sizeof(cmd), "%s/ctxswitch_boost -s %llu",
+                   dirname(self), (unsigned long long)target);
+    for (i = 0; i < n_count; i++)
+        off += snprintf(cmd + off, sizeof(cmd) - (size_t)off, " %llu",
+                        (unsigned long long)ns[i]);
+    if (system(cmd) != 0)
+        printf("ctxswitch impl=boost unavailable (build perf/ctxswitch_boost.cpp: "
+               "needs libboost-context-dev)\n");
+    free(ns);
+    free(array);
+    return 0;
+}
