@@ -38,12 +38,20 @@
  * We chose this over forcing eager (UCP_AM_SEND_FLAG_EAGER) because
  * rendezvous is what makes large messages fast (zero copy via CMA or RDMA).
  *
- * Peer failure. With GV_UCX_ERR_MODE=peer (the default) endpoints use
- * UCP_ERR_HANDLING_MODE_PEER and an error callback that reports the rank
- * through gv__peer_failed(). Peer mode only keeps UCX transports that can
- * detect a dead peer (tcp, cma, and the shared-memory ones through UCX's
- * keepalive); if the transports UCX_TLS leaves cannot reach a peer in peer
- * mode, every rank falls back to mode none together and says so.
+ * Peer failure. Endpoints in UCP_ERR_HANDLING_MODE_PEER get an error
+ * callback that reports the rank through gv__peer_failed() (a failed send
+ * or rendezvous receive does the same), so a dead rank stops the job
+ * instead of hanging it. UCX 1.13 has no peer-failure support on its
+ * shared-memory transports (sysv, posix, xpmem): in peer mode it drops
+ * them, which fails with UCX_TLS=sm and moves node-local traffic onto tcp
+ * (30x the latency) with the default UCX_TLS. Hence, with GV_UCX_ERR_MODE
+ * peer (the default), ranks on other nodes use peer mode and ranks on the
+ * same node use it only when UCX_TLS leaves no shared-memory transport
+ * (UCX_TLS=tcp: peer mode costs nothing there); on a node, the launcher
+ * (gvrun, mpirun, srun) sees a local rank die and stops the job. Setting
+ * GV_UCX_ERR_MODE=peer explicitly asks for peer mode on the node too
+ * (falling back, on every rank together and with a warning, where UCX
+ * cannot); GV_UCX_ERR_MODE=none turns it off everywhere.
  */
 #define _GNU_SOURCE /* ppoll */
 #include "transports/transport.h"
@@ -145,6 +153,9 @@ struct ucx_tl {
     } rbuf[UCX_RBUF_KEEP];      /* idle receive buffers */
     unsigned      nrbuf;
     size_t        rbuf_bytes;   /* held in rbuf[] */
+    /* Assembles small frames that arrive misaligned or in two parts. The
+     * recv_cb never re-enters the receive path, so one buffer suffices. */
+    uint64_t      rx_tmp[(UCX_COPY_MAX + GV_TL_MAX_HDR + 7) / 8];
     struct {
         uint64_t rx_bad, rx_held, rx_rndv, tx_err, tx_backpressure;
     } st;
@@ -283,6 +294,13 @@ static void ucx_rx_free(ucx_tl_t *ux, ucx_rx_t *rx)
 /* -------------------------------------------------------------------- */
 /* Receive path                                                          */
 /* -------------------------------------------------------------------- */
+
+/* The layer above promises its handlers 4-byte aligned payloads; UCX's tcp
+ * hands over data at any byte offset. */
+static inline int ucx_aligned(const void *p)
+{
+    return ((uintptr_t)p & 3) == 0;
+}
 
 static void ucx_deliver(ucx_tl_t *ux, int src, const void *data, size_t len)
 {
@@ -450,8 +468,14 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
     if (!rndv && (ahead == 0) &&
         ((peer->rx_head == NULL) || (peer->rx_head->seq != fh.seq))) {
         peer->rx_next++;
-        if (hlen == 0) {
+        if ((hlen == 0) && ucx_aligned(data)) {
             ucx_deliver(ux, peer->rank, data, length);
+        } else if ((hlen + length) <= sizeof(ux->rx_tmp)) {
+            /* Small and misaligned (tcp) or split (format B): assemble it
+             * in an aligned buffer. */
+            memcpy(ux->rx_tmp, (const uint8_t *)header + sizeof(fh), hlen);
+            memcpy((uint8_t *)ux->rx_tmp + hlen, data, length);
+            ucx_deliver(ux, peer->rank, ux->rx_tmp, hlen + length);
         } else {
             size_t cap;
             void  *buf = ucx_rbuf_get(ux, hlen + length, &cap);
@@ -510,7 +534,8 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
      * queued), so holding UCX's descriptor is safe. */
     ux->st.rx_held++;
     rx->state = RX_READY;
-    if ((hlen == 0) && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA)) {
+    if ((hlen == 0) && (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA) &&
+        ucx_aligned(data)) {
         rx->buf      = data;
         rx->ucx_data = 1;
         return UCS_INPROGRESS;

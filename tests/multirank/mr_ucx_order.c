@@ -3,7 +3,8 @@
  * their data lands after later eager messages) alternate with tiny ones at
  * random; each receiver checks that sequence numbers arrive in order and
  * that every payload is intact. Runs over any transport; written for the
- * ucx backend's reorder stage. Options: -n messages per pair, -L largest.
+ * ucx backend's reorder stage (payloads must also be 4-byte aligned, as
+ * am.h promises, which UCX's tcp does not give by itself). Options: -n messages per pair, -L largest.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 
@@ -21,6 +22,9 @@ static void on_msg(int src, const void *payload, size_t len, void *arg)
     order_hdr_t h;
 
     MR_CHECK(len >= sizeof(h), "%zu-byte message from rank %d", len, src);
+    MR_CHECK(((uintptr_t)payload & 3) == 0, "payload at %p from rank %d is "
+             "not 4-byte aligned (gv_am_handler_fn_t promises it)", payload,
+             src);
     memcpy(&h, payload, sizeof(h));
     MR_CHECK(h.src == (uint64_t)src, "message says it is from rank %llu, "
              "arrived from rank %d", (unsigned long long)h.src, src);
