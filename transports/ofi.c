@@ -83,6 +83,17 @@
 #define OFI_CQ_BATCH    32
 #define OFI_STASH_MAX   (256ull << 20)     /* bytes held for reordering */
 #define OFI_NOPS_MIN    256
+#ifndef OFI_CQ_WAIT
+#define OFI_CQ_WAIT     FI_WAIT_FD        /* FI_WAIT_NONE: no wait() */
+#endif
+
+/* Why init failed: at info level when GV_TRANSPORT=auto is only trying us
+ * (the next backend gets its turn), as an error when the user asked for
+ * ofi, so that the registry's one-line failure has its reason next to it. */
+#define ofi_why(_fmt, ...)                                                   \
+    gv_log((strcmp(gv__env.TRANSPORT, "ofi") == 0) ? GV_LOG_ERROR            \
+                                                   : GV_LOG_INFO,            \
+           _fmt, ##__VA_ARGS__)
 
 /* The caps ladder fi_getinfo is asked for, best first. */
 static const struct {
@@ -217,7 +228,7 @@ static int mr_open(ofi_t *o, void *buf, size_t len, uint64_t access,
 
     ret = fi_mr_reg(o->domain, buf, len, access, 0, key, 0, mr_p, NULL);
     if (ret != 0) {
-        gv_info("ofi: provider %s: fi_mr_reg of %zu bytes failed: %s",
+        ofi_why("ofi: provider %s: fi_mr_reg of %zu bytes failed: %s",
                 prov_name(o), len, fi_strerror(-ret));
         return ret;
     }
@@ -226,7 +237,7 @@ static int mr_open(ofi_t *o, void *buf, size_t len, uint64_t access,
         if (ret == 0)
             ret = fi_mr_enable(*mr_p);
         if (ret != 0) {
-            gv_info("ofi: provider %s: binding a memory region to the "
+            ofi_why("ofi: provider %s: binding a memory region to the "
                     "endpoint failed: %s", prov_name(o), fi_strerror(-ret));
             fi_close(&(*mr_p)->fid);
             *mr_p = NULL;
@@ -1021,16 +1032,18 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
 
     cq_attr.format   = FI_CQ_FORMAT_DATA;
     cq_attr.size     = info->tx_attr->size + info->rx_attr->size + 64;
-    cq_attr.wait_obj = FI_WAIT_FD;
+    cq_attr.wait_obj = OFI_CQ_WAIT;
     ret = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
-    if (ret == 0) {
+    if ((ret == 0) && (cq_attr.wait_obj == FI_WAIT_FD)) {
         ret = fi_control(&o->cq->fid, FI_GETWAIT, &o->wait_fd);
         if (ret != 0) {
             fi_close(&o->cq->fid);
             o->cq = NULL;
         }
     }
-    if (o->cq == NULL) {
+    if ((o->cq != NULL) && (cq_attr.wait_obj != FI_WAIT_FD)) {
+        o->wait_fd = -1;
+    } else if (o->cq == NULL) {
         gv_debug("ofi: provider %s has no fd wait object for its CQ",
                  info->fabric_attr->prov_name);
         o->wait_fd       = -1;
@@ -1119,7 +1132,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
         }
         fi_freeinfo(list);
     }
-    gv_info("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
+    ofi_why("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
             "endpoint with FI_MSG|FI_MULTI_RECV here: %s",
             ((want != NULL) && want[0]) ? " named '" : "",
             ((want != NULL) && want[0]) ? want : "",
@@ -1154,7 +1167,7 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
                    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (o->rmem == MAP_FAILED) {
         o->rmem = NULL;
-        gv_info("ofi: mmap of the receive buffers failed: %m");
+        ofi_why("ofi: mmap of the receive buffers failed: %m");
         return GV_ERR_NO_MEMORY;
     }
     if (o->mr_local) {
@@ -1174,7 +1187,7 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (o->heap == MAP_FAILED) {
             o->heap = NULL;
-            gv_info("ofi: mmap of a %zu-byte heap failed: %m", o->heap_size);
+            ofi_why("ofi: mmap of a %zu-byte heap failed: %m", o->heap_size);
             return GV_ERR_NO_MEMORY;
         }
         if (mr_open(o, o->heap, o->heap_size, access, &o->heap_mr) != 0)
@@ -1194,7 +1207,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
 
     ret = fi_getname(&o->ep->fid, mine.addr, &addrlen);
     if (ret != 0) {
-        gv_info("ofi: provider %s: fi_getname failed: %s%s", prov_name(o),
+        ofi_why("ofi: provider %s: fi_getname failed: %s%s", prov_name(o),
                 fi_strerror(-ret),
                 (ret == -FI_ETOOSMALL) ? " (address too long)" : "");
         return GV_ERR_UNSUPPORTED;
@@ -1209,7 +1222,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
     cards  = gv_calloc((size_t)tl->size, sizeof(*cards));
     status = gv__boot_allgather(tl->boot, &mine, sizeof(mine), cards);
     if (status != GV_OK) {
-        gv_info("ofi: exchanging endpoint names failed: %s",
+        ofi_why("ofi: exchanging endpoint names failed: %s",
                 gv_status_str(status));
         goto out;
     }
@@ -1221,7 +1234,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         if ((strcmp(c->prov, mine.prov) != 0) ||
             (c->addr_format != mine.addr_format) ||
             (c->addrlen == 0) || (c->addrlen > sizeof(c->addr))) {
-            gv_info("ofi: rank %d chose provider %s, rank %d %s (address "
+            ofi_why("ofi: rank %d chose provider %s, rank %d %s (address "
                     "formats %u, %u): set GV_OFI_PROVIDER", tl->rank,
                     mine.prov, i, c->prov, mine.addr_format,
                     c->addr_format);
@@ -1230,7 +1243,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         }
         ret = fi_av_insert(o->av, c->addr, 1, &fa, 0, NULL);
         if (ret != 1) {
-            gv_info("ofi: provider %s: fi_av_insert of rank %d failed: %s",
+            ofi_why("ofi: provider %s: fi_av_insert of rank %d failed: %s",
                     prov_name(o), i, fi_strerror(ret < 0 ? -ret : FI_EINVAL));
             status = GV_ERR_UNSUPPORTED;
             goto out;
