@@ -1047,7 +1047,8 @@ static gv_status_t ucx_context_open(ucx_tl_t *ux)
     if (tl->params.heap_size != 0)
         params.features |= UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
     s = ucp_init(&params, config, &ux->ctx);
-    if ((s != UCS_OK) && (params.features & UCP_FEATURE_WAKEUP)) {
+    if ((s != UCS_OK) && (s != UCS_ERR_NO_ELEM) &&
+        (params.features & UCP_FEATURE_WAKEUP)) {
         /* Without wakeup we still work; we just do not offer WAIT. */
         gv_info("ucx: no wakeup support (%s); continuing without it",
                 ucs_status_string(s));
