@@ -349,6 +349,10 @@ static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
 
 static void deliver(gv_tl_t *tl, int src, const uint8_t *frame, size_t len)
 {
+    /* A frame with nothing after our header is a peer's "bye" (see
+     * drain_sends): it only takes its place in the sequence. */
+    if (len == OFI_WIRE_HDR)
+        return;
     tl->params.recv_cb(tl->params.recv_arg, src, frame + OFI_WIRE_HDR,
                        len - OFI_WIRE_HDR);
 }
@@ -635,7 +639,8 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     ssize_t      ret;
 
     if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
-        (hdr_len > GV_TL_MAX_HDR) || (hdr_len + len > tl->attr.max_msg))
+        (hdr_len > GV_TL_MAX_HDR) || (hdr_len + len > tl->attr.max_msg) ||
+        (hdr_len + len == 0)) /* an empty frame means "bye" */
         return GV_ERR_INVALID;
     p = &o->peers[dst];
 
@@ -1395,23 +1400,62 @@ err:
     return status;
 }
 
+static size_t ops_busy(const ofi_t *o)
+{
+    size_t i, busy = 0;
+    for (i = 0; i < o->nops; i++)
+        busy += (size_t)o->ops[i].in_use;
+    return busy;
+}
+
+/* Before closing: fi_inject returns before the bytes left (rxm queues them
+ * on a busy socket and only progress moves them), and the last message of
+ * the final barrier may be one of them. A completed send to a peer means
+ * everything sent to it before has left too (one connection, in order), so
+ * every peer we ever sent to gets a header-only "bye" frame with a
+ * completion, and we progress until those and all other sends completed.
+ * A peer that is gone fails its bye, which is harmless now. Bounded, so
+ * fini never hangs. */
+static void drain_sends(gv_tl_t *tl)
+{
+    ofi_t   *o        = tl->priv;
+    uint64_t deadline = gv__now_ns() + 2000000000ull;
+    int      dst;
+
+    for (dst = 0; dst < tl->size; dst++) {
+        ofi_peer_t *p = &o->peers[dst];
+        ofi_op_t   *op;
+        ssize_t     ret;
+
+        if ((dst == tl->rank) || (p->tx_seq == 0))
+            continue;
+        while ((op = op_get(o, OFI_CTX_SEND, dst, NULL)) == NULL) {
+            ofi_progress(tl);
+            if (gv__now_ns() > deadline)
+                return;
+        }
+        wire_hdr(tl, op->wire, p->tx_seq);
+        do {
+            ret = fi_send(o->ep, op->wire, OFI_WIRE_HDR, o->pool_desc,
+                          p->addr, &op->ctx.fctx);
+            if (ret == -FI_EAGAIN)
+                ofi_progress(tl);
+        } while ((ret == -FI_EAGAIN) && (gv__now_ns() < deadline));
+        if (ret != 0) {
+            op_put(o, op);
+            continue;
+        }
+        p->tx_seq++;
+    }
+    while ((ops_busy(o) > 0) && (gv__now_ns() < deadline))
+        ofi_progress(tl);
+}
+
 static void ofi_fini(gv_tl_t *tl)
 {
-    ofi_t   *o = tl->priv;
-    uint64_t deadline;
+    ofi_t *o = tl->priv;
 
-    /* Let sends still in flight finish (peers keep their endpoints open
-     * until their own fini); a peer that is already gone makes the send
-     * fail, which is harmless now. Bounded, so fini never hangs. */
-    deadline = gv__now_ns() + 2000000000ull;
-    while ((o->free_ops != NULL || o->nops == 0) && (gv__now_ns() < deadline)) {
-        size_t i, busy = 0;
-        for (i = 0; i < o->nops; i++)
-            busy += (size_t)o->ops[i].in_use;
-        if (busy == 0)
-            break;
-        ofi_progress(tl);
-    }
+    drain_sends(tl);
     gv_debug("ofi: %llu frames sent, %llu received, %llu reordered, %llu "
              "rejected, %llu EAGAIN, %llu blocking waits",
              (unsigned long long)o->n_tx,
