@@ -180,7 +180,6 @@ int main(int argc, char **argv)
 
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
-    gv__task_init(); /* no-op once gv_init does it */
     array = calloc(max_n * STRIDE, sizeof(uint64_t));
     pf_on = (gv__env.PREFETCH != 0) ? (unsigned)gv__env.PREFETCH : 4;
 
@@ -206,7 +205,6 @@ int main(int argc, char **argv)
                (unsigned long long)ns[i], run_pthread(ns[i], iters));
         fflush(stdout);
     }
-    gv__task_fini();
     gv_finalize();
 
     /* Boost.Context, built from perf/ctxswitch_boost.cpp when Boost is

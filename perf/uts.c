@@ -231,7 +231,6 @@ int main(int argc, char **argv)
         granularity = 1;
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
-    gv__task_init(); /* no-op once gv_init does it */
     if (gv_run_main(uts_main, NULL, 0) != GV_OK)
         return 1;
     if (gv__env.STATS) {
@@ -244,7 +243,6 @@ int main(int argc, char **argv)
                 (unsigned long long)st.tasks_stolen_in,
                 (unsigned long long)st.tasks_stolen_out);
     }
-    gv__task_fini();
     gv_finalize();
     return 0;
 }

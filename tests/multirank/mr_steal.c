@@ -3,7 +3,6 @@
  * the tasks (and their descendants) ran elsewhere, and the totals are
  * exact. Run as `gvrun -n 2|4 mr_steal`. SPDX-License-Identifier: BSD-3-Clause */
 #include "mr.h"
-#include "tasking/task_internal.h"
 
 #define FLAT_TASKS 2000
 #define WORK_NS    20000   /* per flat task: 2000 x 20 us = 40 ms of work */
@@ -161,7 +160,6 @@ int main(int argc, char **argv)
     gv_task_stats_t st;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
     if (gv_nranks() > 64)
         mr_skip("more than 64 ranks");
     MR_OK(gv_run_main(main_task, NULL, 0));
@@ -177,7 +175,6 @@ int main(int argc, char **argv)
     if (gv_rank() != 0)
         MR_CHECK(st.tasks_stolen_in > 0, "rank %d never stole a task",
                  gv_rank());
-    gv__task_fini();
     gv_finalize();
     return 0;
 }

@@ -4,7 +4,6 @@
 #include <criterion/criterion.h>
 
 #include <grapevine.h>
-#include "tasking/task_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,12 +12,10 @@
 static void setup(void)
 {
     cr_assert_eq(gv_init(NULL, NULL), GV_OK);
-    gv__task_init(); /* no-op once gv_init does it */
 }
 
 static void teardown(void)
 {
-    gv__task_fini();
     gv_finalize();
 }
 

@@ -4,19 +4,16 @@
 #include <criterion/criterion.h>
 
 #include <grapevine.h>
-#include "tasking/task_internal.h"
 
 #include <string.h>
 
 static void setup(void)
 {
     cr_assert_eq(gv_init(NULL, NULL), GV_OK);
-    gv__task_init(); /* no-op once gv_init does it */
 }
 
 static void teardown(void)
 {
-    gv__task_fini();
     gv_finalize();
 }
 

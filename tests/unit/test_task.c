@@ -4,7 +4,6 @@
 #include <criterion/criterion.h>
 
 #include <grapevine.h>
-#include "tasking/task_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +14,10 @@
 static void setup(void)
 {
     cr_assert_eq(gv_init(NULL, NULL), GV_OK);
-    /* gv_init will call this itself once the core wires tasking in; a
-     * second call does nothing. */
-    gv__task_init();
 }
 
 static void teardown(void)
 {
-    gv__task_fini();
     gv_finalize();
 }
 
@@ -251,7 +246,6 @@ Test(worker, stack_overflow_ends_the_rank_with_a_message, .timeout = 60)
         setenv("GV_STACK", "32k", 1);
         if (gv_init(NULL, NULL) != GV_OK)
             _exit(3);
-        gv__task_init();
         gv_finish_t f;
         gv_finish_begin(&f);
         gv_spawn_private(overflow_task, NULL, 0);
