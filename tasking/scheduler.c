@@ -404,6 +404,8 @@ void gv_task_suspend(void)
 {
     gv_worker_t *self = S.current;
 
+    if (!S.up)
+        gv_fatal("gv_task_suspend before tasking is initialised");
     if (self->wake_pending) {
         self->wake_pending = 0;
         return;
@@ -508,11 +510,17 @@ static void sys_main(void *arg)
         }
         if ((gv__ctx.size <= 1) && (S.nsleep == 0) && rq_empty() &&
             (gv__now_ns() - idle_since > 10ull * 1000000000ull)) {
+            uint64_t queued = (S.priv.tail - S.priv.head) +
+                              (S.pub.tail - S.pub.head);
             if (gv_progress() == 0)
                 gv_fatal("deadlock: every worker on this rank has waited for "
                          "10 s and no message can wake one (%llu workers, "
-                         "%llu busy)", (unsigned long long)S.nworkers,
-                         (unsigned long long)S.busy);
+                         "%llu busy, %llu tasks queued%s)",
+                         (unsigned long long)S.nworkers,
+                         (unsigned long long)S.busy,
+                         (unsigned long long)queued,
+                         ((queued != 0) && (S.nworkers >= S.max_workers))
+                             ? "; GV_WORKERS reached: raise it" : "");
             idle_since = gv__now_ns();
         }
     }

@@ -414,3 +414,48 @@ Test(task, finish_scopes_nest)
     cr_assert_eq(ok, 1);
     cr_assert_eq(tree_nodes, 40);
 }
+
+/* ---- GV_WORKERS caps the pool ------------------------------------------------- */
+
+static void limited_setup(void)
+{
+    setenv("GV_WORKERS", "10", 1);
+    cr_assert_eq(gv_init(NULL, NULL), GV_OK);
+}
+
+static int limited_ran;
+
+static void limited_task(void *p)
+{
+    int k;
+
+    (void)p;
+    for (k = 0; k < 3; k++)
+        gv_yield();
+    limited_ran++;
+}
+
+Test(workers, pool_grows_on_demand_up_to_gv_workers, .init = limited_setup,
+     .fini = teardown, .timeout = 60)
+{
+    gv_finish_t     f;
+    gv_task_stats_t st;
+    int             i;
+
+    gv_finish_begin(&f);
+    for (i = 0; i < 100; i++)
+        gv_spawn_private(limited_task, NULL, 0);
+    cr_assert_eq(gv_finish_end(&f), GV_OK);
+    gv_task_stats(&st);
+    cr_assert_eq(limited_ran, 100);
+    cr_assert_leq(st.workers, 10, "%llu workers", (unsigned long long)st.workers);
+    cr_assert_geq(st.workers, 2, "the pool never grew");
+    /* Finished workers are reused: a second round creates none. */
+    gv_finish_begin(&f);
+    for (i = 0; i < 100; i++)
+        gv_spawn_private(limited_task, NULL, 0);
+    gv_finish_end(&f);
+    gv_task_stats(&st);
+    cr_assert_eq(limited_ran, 200);
+    cr_assert_leq(st.workers, 10);
+}
