@@ -735,8 +735,9 @@ static void shm_fini(gv_tl_t *tl)
     if (s == NULL)
         return;
     if (gv__env.STATS)
-        fprintf(stderr, "[%04d] shm: sent %llu received %llu ring-full %llu "
-                "sleeps %llu wakeups-sent %llu protocol-errors %llu\n",
+        fprintf(stderr, "[%04d] STATS shm: sent %llu msgs; recv %llu msgs; "
+                "ring full %llu times; slept %llu times; woke peers %llu "
+                "times; protocol errors %llu\n",
                 s->rank, (unsigned long long)s->n_sent,
                 (unsigned long long)s->n_recv, (unsigned long long)s->n_full,
                 (unsigned long long)s->n_sleeps,
