@@ -584,6 +584,14 @@ static gv_status_t global_alloc(int kind, size_t len, gv_gaddr_t *addr_p)
     return GV_OK;
 
 err_nomem:
+    if ((v[0] == 0) && (v[1] == 0)) {
+        gv_error("%s: %zu bytes are more than the whole global heap (%llu "
+                 "blocks of %llu bytes over %d ranks): raise GV_HEAP (%llu "
+                 "bytes per rank)", what, len,
+                 (unsigned long long)gv__geo.nglobal, (unsigned long long)B,
+                 gv__geo.size, (unsigned long long)gv__geo.heap_len);
+        return GV_ERR_NO_MEMORY;
+    }
     gv_error("%s: %zu bytes do not fit in the global heap (%llu of %llu "
              "blocks of %llu bytes free, largest free run %llu blocks): "
              "raise GV_HEAP (%llu bytes per rank)", what, len,
