@@ -49,7 +49,25 @@
  * include the bytes a wrap skips, so "used" is tail - head with no division.
  * The consumer publishes its head lazily (every ring/8 bytes, or at once
  * when the producer has said it is out of space), so in steady state the
- * head line does not bounce with every message.
+ * head line does not bounce with every message. The largest message is
+ * ring/4 plus GV_TL_MAX_HDR, so that one always fits once the consumer has
+ * caught up (even with a wrap and an unpublished eighth); the aggregator
+ * fragments anything larger.
+ *
+ * Sleeping (wait()): the owner stores its sleeping flag, looks at its
+ * rings once more and FUTEX_WAITs on its doorbell; a sender loads the flag
+ * after storing its record, and if it is set, clears it, bumps the
+ * doorbell and FUTEX_WAKEs (without FUTEX_PRIVATE_FLAG: the word is shared
+ * between processes). Store-then-load on both sides, all seq_cst, so one
+ * of the two always sees the other. A sender that finds a ring full sets
+ * that ring's want flag the same way; the consumer then publishes its head
+ * at once and wakes the sender, so wait() also returns when space frees.
+ *
+ * Life of a segment: shm_open(O_EXCL), posix_fallocate (so that a full
+ * /dev/shm fails init with a reason instead of SIGBUS later), mmap, an
+ * exchange; map every peer's, an exchange; shm_unlink at once. From then
+ * on nothing is left in /dev/shm however the job ends; before that, a
+ * signal handler and every error path remove the job's names.
  *
  * Everything read from a peer's memory is checked before use: a header
  * whose kind, length or extent is wrong, or a published head that moves
