@@ -155,10 +155,15 @@ static inline gv_worker_t *rq_pop(void)
     return w;
 }
 
-void gv__sched_ready(gv_worker_t *w)
+static inline void make_ready(gv_worker_t *w)
 {
     w->state = GV_W_READY;
     rq_push(w);
+}
+
+void gv__sched_ready(gv_worker_t *w)
+{
+    make_ready(w);
 }
 
 void gv__sched_set_prefetch(unsigned distance)
@@ -335,12 +340,13 @@ void gv_yield(void)
      * would never let it start.) */
     if (poll_due())
         next = sys_worker;
-    else if ((next = task_worker()) == NULL) {
+    else if ((taskq_empty(&S.priv) && taskq_empty(&S.pub)) ||
+             ((next = task_worker()) == NULL)) {
         if (rq_empty())
             return; /* nothing else can run: carry on */
         next = rq_pop();
     }
-    gv__sched_ready(self);
+    make_ready(self);
     switch_to(self, next);
 }
 

@@ -124,7 +124,9 @@ typedef struct gv__sched {
     gv_task_stats_t st;
 } gv__sched_t;
 
-extern gv__sched_t gv__sched;
+/* Hidden: the scheduler is reached on every switch, and a hidden symbol is
+ * addressed directly rather than through the GOT. */
+extern gv__sched_t gv__sched __attribute__((visibility("hidden")));
 
 /* Ticks: the cheapest monotonic counter (TSC, CNTVCT), calibrated at init. */
 static inline uint64_t gv__ticks(void)

@@ -60,12 +60,21 @@ gv__ctx_asm_switch:
     stmxcsr (%rsp)                  /* sp + 0: MXCSR */
     fnstcw  4(%rsp)                 /* sp + 4: x87 control word */
 
+    movl    (%rsp), %eax            /* the control words in force now */
+    movzwl  4(%rsp), %edx
     movq    %rsp, (%rdi)            /* from->sp = sp: the old context is saved */
     movq    (%rsi), %rsp            /* sp = to->sp: now on the new stack */
 
-    ldmxcsr (%rsp)                  /* restore the new context's MXCSR */
+    /* Loading MXCSR and the x87 control word stalls the pipeline for a
+     * while, and contexts almost never differ in them: restore them only
+     * when they differ from the words in force (eax, dx). */
+    cmpl    (%rsp), %eax
+    jne     1f
+    cmpw    4(%rsp), %dx
+    je      2f
+1:  ldmxcsr (%rsp)                  /* restore the new context's MXCSR */
     fldcw   4(%rsp)                 /* and its x87 control word */
-    leaq    8(%rsp), %rsp           /* drop the control-word slot */
+2:  leaq    8(%rsp), %rsp           /* drop the control-word slot */
     popq    %r12
     popq    %r13
     popq    %r14
