@@ -155,6 +155,47 @@ static void main_task(void *p)
     }
 }
 
+/* gv_run_all: every rank opens its own finish scope and spawns tasks into
+ * it at once, so scopes with different homes are stolen from each other
+ * concurrently. */
+#define ALL_TASKS 500
+
+static void all_task(void *p)
+{
+    uint64_t v;
+
+    memcpy(&v, p, sizeof(v));
+    spin_ns(5000);
+    my_count++;
+    my_sum += v;
+}
+
+static void all_main(void *p)
+{
+    gv_finish_t f;
+    uint64_t    i;
+
+    (void)p;
+    gv_finish_begin(&f);
+    for (i = 0; i < ALL_TASKS; i++) {
+        uint64_t v = (uint64_t)gv_rank() * ALL_TASKS + i;
+        MR_OK(gv_spawn(all_task, &v, sizeof(v)));
+    }
+    MR_OK(gv_finish_end(&f));
+}
+
+static void check_all_main(void *p)
+{
+    uint64_t n = (uint64_t)gv_nranks() * ALL_TASKS;
+
+    (void)p;
+    gather();
+    MR_CHECK(all_count == n, "run_all: %llu tasks ran, expected %llu",
+             (unsigned long long)all_count, (unsigned long long)n);
+    MR_CHECK(all_sum == n * (n - 1) / 2, "run_all: sum %llu",
+             (unsigned long long)all_sum);
+}
+
 int main(int argc, char **argv)
 {
     gv_task_stats_t st;
@@ -163,6 +204,8 @@ int main(int argc, char **argv)
     if (gv_nranks() > 64)
         mr_skip("more than 64 ranks");
     MR_OK(gv_run_main(main_task, NULL, 0));
+    MR_OK(gv_run_all(all_main, NULL, 0));
+    MR_OK(gv_run_main(check_all_main, NULL, 0));
     gv_task_stats(&st);
     printf("rank %d: steals %llu/%llu, %llu tasks in, %llu out, %llu "
            "rejected\n", gv_rank(), (unsigned long long)st.steals,
