@@ -459,3 +459,30 @@ Test(workers, pool_grows_on_demand_up_to_gv_workers, .init = limited_setup,
     cr_assert_eq(limited_ran, 200);
     cr_assert_leq(st.workers, 10);
 }
+
+/* ---- deep recursion with a large GV_STACK -------------------------------------- */
+
+static void big_stack_setup(void)
+{
+    setenv("GV_STACK", "2m", 1);
+    cr_assert_eq(gv_init(NULL, NULL), GV_OK);
+}
+
+Test(workers, recursion_a_megabyte_deep_with_gv_stack_2m,
+     .init = big_stack_setup, .fini = teardown, .timeout = 60)
+{
+    uint64_t    r[4];
+    gv_finish_t f;
+    int         i;
+
+    /* 1800 frames of ~560 bytes: about 1 MB in each of four workers. */
+    gv_finish_begin(&f);
+    for (i = 0; i < 4; i++) {
+        deep_args_t a = {.depth = 1800, .out = &r[i]};
+        gv_spawn_private(deep_task, &a, sizeof(a));
+    }
+    gv_finish_end(&f);
+    for (i = 0; i < 4; i++)
+        cr_assert_eq(r[i], 1800ull * 1801 / 2 + 1799 - 7, "worker %d: %llu",
+                     i, (unsigned long long)r[i]);
+}
