@@ -305,7 +305,7 @@ if command -v gnuplot >/dev/null; then
             if ($9 ~ /^ok/) v[$2, $4] = $6
         }
         END {
-            print "config agg am native hpcc"
+            print "# config agg am native hpcc"
             for (i = 0; i < n; i++) {
                 c = order[i]; line = c
                 split("agg am native hpcc", s, " ")
@@ -339,7 +339,7 @@ if command -v gnuplot >/dev/null; then
         echo "set boxwidth 0.9"
         echo "set xrange [-0.6:${#CONFIGS[@]}-0.4]"
         echo "set logscale y"
-        echo "set yrange [0.01:*]"
+        echo "set yrange [0.01:1000]"
         echo "set grid ytics"
         echo "set ylabel 'million updates per second (log)'"
         echo "set xtics rotate by -35"
