@@ -866,6 +866,37 @@ static gv_status_t mpi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
 
 /* ---- init / fini --------------------------------------------------- */
 
+/* MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
+static uint64_t mem_available(void)
+{
+    FILE              *f = fopen("/proc/meminfo", "r");
+    char               line[128];
+    unsigned long long kb = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+/* The heap is zeroed at init, so all of it becomes resident: does this
+ * node hold it for every local rank? Logs why not. */
+static int heap_fits(gv_tl_t *tl)
+{
+    uint64_t avail = mem_available();
+    int      local = (tl->boot->local_size > 0) ? tl->boot->local_size : 1;
+
+    if ((avail == 0) || (tl->params.heap_size <= avail / (uint64_t)local))
+        return 1;
+    gv_error("GV_HEAP of %zu bytes for each of the %d ranks on this node is "
+             "more than the %llu bytes of memory available",
+             tl->params.heap_size, local, (unsigned long long)avail);
+    return 0;
+}
+
 static gv_status_t win_open(mpi_tl_t *m, gv_tl_t *tl)
 {
     ERRBUF;
@@ -965,6 +996,8 @@ static void held_close(mpi_tl_t *m, int size)
 {
     int i;
 
+    if (m->peers == NULL)
+        return;
     for (i = 0; i < size; i++) {
         held_t *h, *next;
 
@@ -1057,26 +1090,47 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     }
     MPI_Comm_set_errhandler(m->am_comm, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(m->data_comm, MPI_ERRORS_RETURN);
-    /* Every rank must agree on the eager size: a message longer than the
-     * receiver's ring buffers would be truncated. Take the smallest. */
+    /* Every rank must agree on the eager size (a message longer than the
+     * receiver's ring buffers would be truncated: take the smallest) and on
+     * the heap size (the window is declared same_size). One reduction:
+     * the minimum of (eager, heap, ~heap) gives the smallest eager and both
+     * the smallest and the largest heap. The window is collective, so also
+     * agree on whether every node can hold its ranks' heaps. */
     {
-        unsigned long mine = m->eager, least = 0;
+        unsigned long mine[4], least[4] = {0, 0, 0, 0};
         MPI_Request   req;
 
-        rc = MPI_Iallreduce(&mine, &least, 1, MPI_UNSIGNED_LONG, MPI_MIN,
+        mine[0] = m->eager;
+        mine[1] = tl->params.heap_size;
+        mine[2] = ~(unsigned long)tl->params.heap_size;
+        mine[3] = (tl->params.heap_size == 0) || heap_fits(tl);
+        rc = MPI_Iallreduce(mine, least, 4, MPI_UNSIGNED_LONG, MPI_MIN,
                             m->am_comm, &req);
         if (rc != MPI_SUCCESS) {
             gv_info("mpi: MPI_Iallreduce failed: %s", ERRSTR(rc));
             status = GV_ERR_IO;
             goto err_free;
         }
-        status = gv__mpi_wait(&req, "agreement on GV_MPI_EAGER");
+        status = gv__mpi_wait(&req, "agreement on sizes");
         if (status != GV_OK)
             goto err_free;
-        if (least != mine)
+        if (least[0] != mine[0])
             gv_warn("GV_MPI_EAGER is %lu here but %lu on another rank; "
-                    "using %lu", mine, least, least);
-        m->eager = least;
+                    "using %lu", mine[0], least[0], least[0]);
+        m->eager = least[0];
+        if ((least[1] != mine[1]) || (~least[2] != mine[1])) {
+            gv_error("GV_HEAP differs between ranks (%lu to %lu bytes); "
+                     "the symmetric heap needs the same size everywhere",
+                     least[1], ~least[2]);
+            status = GV_ERR_INVALID;
+            goto err_free;
+        }
+        if (least[3] == 0) {
+            if (mine[3] != 0)
+                gv_error("another rank's node cannot hold the heap (GV_HEAP)");
+            status = GV_ERR_NO_MEMORY;
+            goto err_free;
+        }
     }
 
     m->peers      = gv_calloc((size_t)tl->size, sizeof(*m->peers));
