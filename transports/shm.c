@@ -286,6 +286,7 @@ static void cleanup_arm(uint64_t job_id, int nranks)
     shm_cleanup.nranks     = nranks;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = cleanup_handler;
+    sa.sa_flags   = SA_RESTART;   /* do not turn the boot's reads into EINTR */
     sigemptyset(&sa.sa_mask);
     for (i = 0; i < NCLEANUP_SIGS; i++) {
         struct sigaction old;
