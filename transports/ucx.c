@@ -561,7 +561,6 @@ static void ucx_send_done(void *request, ucs_status_t status, void *user_data)
     ucx_txd_t *txd = user_data;
     ucx_tl_t  *ux  = txd->ux;
     gv_req_t  *req = txd->req;
-
     int        dst = txd->dst;
 
     ucx_txd_put(ux, txd);
@@ -604,8 +603,8 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
 
     txd->dst = dst;
     fh.src   = (uint32_t)tl->rank;
-    fh.seq = peer->tx_seq;
-    fh.tag = ux->tag;
+    fh.seq   = peer->tx_seq;
+    fh.tag   = ux->tag;
     memcpy(txd->uhdr, &fh, sizeof(fh));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send      = ucx_send_done;
@@ -1470,6 +1469,7 @@ static void ucx_detail(ucx_tl_t *ux)
              "ucx %u.%u.%u; UCX_TLS %s; err mode %s on node, %s off node; "
              "atomics %s%s", major, minor, release, ucx_tls_env(),
              ux->err_local ? "peer" : "none", ux->err_remote ? "peer" : "none",
+             (ux->heap == NULL) ? "off (no heap)" :
              (amo[0] != '\0') ? amo : "emulated over am",
              (ux->efd >= 0) ? "; wakeup" : "");
 }
