@@ -13,7 +13,7 @@
  *            timers) and is where the rank idles when nothing is runnable.
  *
  * Workers switch directly to one another: when one yields or waits, it
- * picks the next one itself (see pick_next), so a switch is one call to the
+ * picks the next one itself (see run_next), so a switch is one call to the
  * context-switch routine and touches only the two workers involved. The
  * order of preference follows Grappa: a due periodic task first, then ready
  * workers (FIFO), then new tasks (private before public), and the system
@@ -74,8 +74,8 @@ static void calibrate_ticks(void)
 
 static void rq_reserve(uint64_t need)
 {
-    uint64_t      cap = S.rq_mask + 1, i, n;
-    gv_worker_t **nb;
+    uint64_t  cap = S.rq_mask + 1, i, n;
+    rq_ent_t *nb;
 
     if (need <= cap)
         return;
@@ -92,12 +92,20 @@ static void rq_reserve(uint64_t need)
     S.rq_mask = cap - 1;
 }
 
-/* Capacity is reserved when workers are created (every worker, plus the
- * root, can be ready at once), so a push never overflows. */
-static inline void rq_push(gv_worker_t *w)
+/* The ready queue holds each worker with its saved stack pointer, so that
+ * neither the prefetcher nor the switch has to read the descriptor: a
+ * worker that yields saves its registers straight into its queue entry
+ * (see gv_yield), and a worker that is woken has its stack pointer copied
+ * from the descriptor by whoever wakes it. Capacity is reserved when
+ * workers are created (every worker, plus the root, can be ready at once),
+ * so a push never overflows. */
+static inline rq_ent_t *rq_push_slot(gv_worker_t *w)
 {
-    S.rq[S.rq_tail & S.rq_mask] = w;
+    rq_ent_t *e = &S.rq[S.rq_tail & S.rq_mask];
+
+    e->w = w;
     S.rq_tail++;
+    return e;
 }
 
 static inline int rq_empty(void)
@@ -116,49 +124,42 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static inline gv_worker_t *rq_pop(void)
+static inline rq_ent_t rq_pop(void)
 {
-    gv_worker_t *w = S.rq[S.rq_head & S.rq_mask];
-    unsigned     d = S.prefetch;
+    rq_ent_t e = S.rq[S.rq_head & S.rq_mask];
+    unsigned d = S.prefetch;
 
     S.rq_head++;
-    if (d != 0) {
-        uint64_t n = S.rq_tail - S.rq_head;
-        /* Stage 1, 2d ahead: the descriptor and the top of the stack just
-         * below it, at fixed offsets from the worker pointer, so no load is
-         * needed to find them. A worker suspended at a shallow depth has
-         * its saved registers and frames in these lines. */
-        if (n > 2 * d) {
-            const char *top = (const char *)S.rq[(S.rq_head + 2 * d) &
-                                                 S.rq_mask];
-            prefetch_w(top);
-            prefetch_w(top - 64);
-            prefetch_w(top - 128);
-            prefetch_w(top - 192);
-            prefetch_w(top - 256);
-        }
+    if ((d != 0) && (S.rq_tail - S.rq_head > d)) {
+        /* d places ahead: the saved registers and the frames above them
+         * (where a yielding worker resumes), found from the queue entry
+         * alone; with the ucontext fallback, the descriptor that holds the
+         * context. */
 #if GV_HAVE_CTX_ASM
-        /* Stage 2, d ahead: the saved frame of a worker suspended deeper
-         * than that. Its descriptor, hence the saved stack pointer, arrived
-         * during stage 1. */
-        if (n > d) {
-            const gv_worker_t *x  = S.rq[(S.rq_head + d) & S.rq_mask];
-            const char        *sp = x->ctx.sp;
-            if ((const char *)x - sp > 256) {
-                prefetch_w(sp);
-                prefetch_w(sp + 64);
-                prefetch_w(sp + 128);
-            }
-        }
+        const char *sp = S.rq[(S.rq_head + d) & S.rq_mask].sp;
+        prefetch_w(sp);
+        prefetch_w(sp + 64);
+        prefetch_w(sp + 128);
+        prefetch_w(sp + 192);
+#else
+        const char *c = (const char *)&S.rq[(S.rq_head + d) & S.rq_mask].w->ctx;
+        prefetch_w(c);
+        prefetch_w(c + 64);
 #endif
     }
-    return w;
+    return e;
 }
 
 static inline void make_ready(gv_worker_t *w)
 {
+    rq_ent_t *e = rq_push_slot(w);
+
     w->state = GV_W_READY;
-    rq_push(w);
+#if GV_HAVE_CTX_ASM
+    e->sp = w->ctx.sp;
+#else
+    (void)e;
+#endif
 }
 
 void gv__sched_ready(gv_worker_t *w)
@@ -300,54 +301,96 @@ static gv_worker_t *task_worker(void)
     return w;
 }
 
-static inline void switch_to(gv_worker_t *self, gv_worker_t *next)
+/* Save the running context into *save and resume @a next from its
+ * descriptor. */
+static inline void switch_to(gv_worker_t *self, gv_ctx_t *save,
+                             gv_worker_t *next)
 {
-    if (next == self) {
-        self->state = GV_W_RUNNING;
+    if (next == self)
         return;
-    }
-    S.current   = next;
-    next->state = GV_W_RUNNING;
+    S.current = next;
     S.st.switches++;
-    gv__ctx_switch(&self->ctx, &next->ctx);
+    gv__ctx_switch(save, &next->ctx);
 }
 
-/* Next context after the current one stops running (it has already been
- * queued or parked by the caller). */
-static inline gv_worker_t *pick_next(void)
+/* Save the running context into *save and resume the worker of a ready
+ * queue entry, from the stack pointer kept in the entry. */
+static inline void switch_to_entry(gv_ctx_t *save, rq_ent_t e)
+{
+#if GV_HAVE_CTX_ASM
+    gv_ctx_t to = {.sp = e.sp};
+#endif
+
+    S.current = e.w;
+    S.st.switches++;
+#if GV_HAVE_CTX_ASM
+    gv__ctx_switch(save, &to);
+#else
+    gv__ctx_switch(save, &e.w->ctx);
+#endif
+}
+
+/* Where the running worker saves itself when it goes to the back of the
+ * ready queue: its queue entry (asm) or its descriptor (ucontext). */
+static inline gv_ctx_t *queue_self(gv_worker_t *self)
+{
+    rq_ent_t *e = rq_push_slot(self);
+
+#if GV_HAVE_CTX_ASM
+    return (gv_ctx_t *)(void *)&e->sp;
+#else
+    (void)e;
+    return &self->ctx;
+#endif
+}
+
+/* The current worker stops running (it has been parked or queued on a
+ * wait queue, and saves itself into its descriptor): run what comes next. */
+static inline void run_next(gv_worker_t *self)
 {
     gv_worker_t *w;
 
-    if (poll_due())
-        return sys_worker;
-    if (!rq_empty())
-        return rq_pop();
-    w = task_worker();
-    return (w != NULL) ? w : sys_worker;
+    if (poll_due()) {
+        switch_to(self, &self->ctx, sys_worker);
+    } else if (!rq_empty()) {
+        rq_ent_t e = rq_pop();
+        if (e.w != self)
+            switch_to_entry(&self->ctx, e);
+    } else {
+        w = task_worker();
+        switch_to(self, &self->ctx, (w != NULL) ? w : sys_worker);
+    }
 }
 
 void gv_yield(void)
 {
-    gv_worker_t *self = S.current;
-    gv_worker_t *next;
+    gv_worker_t *self;
+    gv_worker_t *w;
+    gv_ctx_t    *save;
 
-    if (!S.up || (self->kind == GV_WK_SYS))
+    if (!S.up)
+        return;
+    self = S.current;
+    if (self == sys_worker)
         return;
     /* A yield goes to the back of the line, and queued tasks are in the
      * line: start one if there is one. (Waiting and finishing prefer ready
      * workers, as Grappa does, to finish started work first; but if yield
      * did too, workers that yield in a loop until some queued task has run
-     * would never let it start.) */
-    if (poll_due())
-        next = sys_worker;
-    else if ((taskq_empty(&S.priv) && taskq_empty(&S.pub)) ||
-             ((next = task_worker()) == NULL)) {
-        if (rq_empty())
-            return; /* nothing else can run: carry on */
-        next = rq_pop();
+     * would never let it start.) The descriptor is not touched: with many
+     * workers it is likely not in cache. */
+    if (poll_due()) {
+        save = queue_self(self);
+        switch_to(self, save, sys_worker);
+    } else if (!(taskq_empty(&S.priv) && taskq_empty(&S.pub)) &&
+               ((w = task_worker()) != NULL)) {
+        save = queue_self(self);
+        switch_to(self, save, w);
+    } else if (!rq_empty()) {
+        rq_ent_t e = rq_pop();
+        save       = queue_self(self);
+        switch_to_entry(save, e);
     }
-    make_ready(self);
-    switch_to(self, next);
 }
 
 void gv__sched_block(void)
@@ -356,12 +399,12 @@ void gv__sched_block(void)
 
     if (!S.up)
         gv_fatal("a worker waits, but tasking is not initialised");
-    if (self->kind == GV_WK_SYS)
+    if (self == sys_worker)
         gv_fatal("blocking call from the system context (an active-message "
                  "handler must not wait)");
-    if (self->state == GV_W_RUNNING)
+    if (self->state != GV_W_PARKED)
         self->state = GV_W_SUSPENDED;
-    switch_to(self, pick_next());
+    run_next(self);
 }
 
 void gv__sched_sleep_ns(uint64_t ns)
@@ -403,7 +446,7 @@ gv_worker_t *gv_task_self(void)
 
 int gv_task_in_worker(void)
 {
-    return S.up && (S.current->kind == GV_WK_WORKER);
+    return S.up && (S.current != &root_worker) && (S.current != sys_worker);
 }
 
 void gv_task_suspend(void)
@@ -435,8 +478,8 @@ static void worker_main(void *arg)
     gv_worker_t *self = arg;
 
     for (;;) {
-        gv__task_t  *t = self->slot;
-        gv_worker_t *next;
+        gv__task_t *t = self->slot;
+        int         due;
 
         self->scope = t->scope;
         t->fn(t->args);
@@ -447,23 +490,22 @@ static void worker_main(void *arg)
         S.st.tasks_run++;
         S.busy--;
 
-        if (poll_due()) {
-            next = sys_worker;
-        } else if (!rq_empty()) {
-            next = rq_pop();
-        } else if (!taskq_empty(&S.priv) || !taskq_empty(&S.pub)) {
+        due = poll_due();
+        if (!due && rq_empty() &&
+            (!taskq_empty(&S.priv) || !taskq_empty(&S.pub))) {
             /* Run the next task on this same stack: no switch at all. */
             taskq_pop_tail(taskq_empty(&S.priv) ? &S.pub : &S.priv, self->slot);
             S.busy++;
             continue;
-        } else {
-            next = sys_worker;
         }
         self->state = GV_W_IDLE;
         self->scope = NULL;
         self->next  = S.idle;
         S.idle      = self;
-        switch_to(self, next);
+        if (!due && !rq_empty())
+            switch_to_entry(&self->ctx, rq_pop());
+        else
+            switch_to(self, &self->ctx, sys_worker);
         /* Woken by task_worker() with a new task in the slot. */
     }
 }
@@ -488,10 +530,14 @@ static void sys_main(void *arg)
         gv_worker_t *next;
 
         run_periodic();
-        next = rq_empty() ? task_worker() : rq_pop();
-        if (next != NULL) {
+        if (!rq_empty()) {
             idle = 0;
-            switch_to(self, next);
+            switch_to_entry(&self->ctx, rq_pop());
+            continue;
+        }
+        if ((next = task_worker()) != NULL) {
+            idle = 0;
+            switch_to(self, &self->ctx, next);
             continue;
         }
         /* Idle: nothing ready and no task that can start. Ship whatever the

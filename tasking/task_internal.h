@@ -95,12 +95,19 @@ _Static_assert(sizeof(struct gv_worker) == 64,
 
 /* ---- the scheduler (one per rank) -------------------------------------- */
 
+/* A ready worker and, with the assembly context switch, its saved stack
+ * pointer (the worker's descriptor holds it otherwise). */
+typedef struct gv__rq_ent {
+    gv_worker_t *w;
+    void        *sp;
+} rq_ent_t;
+
 typedef struct gv__sched {
     gv_worker_t  *current;
     int           up;
     /* FIFO ready queue: a ring of pointers, so the scheduler can look a few
      * places ahead and prefetch those workers. */
-    gv_worker_t **rq;
+    struct gv__rq_ent *rq;
     uint64_t      rq_head, rq_tail, rq_mask;
     unsigned      prefetch;      /* distance; 0 is off */
     gv__taskq_t   priv, pub;
