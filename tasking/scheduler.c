@@ -21,13 +21,17 @@
  * queued task before resuming ready workers (see there).
  *
  * Context prefetching (Grappa tech report, section 2): with hundreds of
- * thousands of workers their descriptors and stacks are not in cache. The
- * ready queue is a ring of pointers, so when a worker is taken from its head
- * the scheduler also looks ahead: it prefetches the descriptor of the worker
- * 2*D places ahead, and the top stack lines of the one D places ahead,
- * whose descriptor (and so its saved stack pointer) was prefetched D
- * switches earlier. By the time a worker reaches the head, its descriptor
- * and saved registers are in cache. D is GV_PREFETCH (0 turns it off).
+ * thousands of workers their stacks are not in cache. The ready queue is a
+ * ring of (worker, saved stack pointer) entries, so when the scheduler
+ * takes a worker from its head it also looks D places ahead and prefetches
+ * that worker's saved registers and the frames above them (four lines from
+ * its stack pointer), from the queue entry alone: no descriptor has to be
+ * read first, so there is no chain of dependent misses. A yielding worker
+ * saves its registers straight into its queue entry, so a round of yields
+ * never touches a descriptor. By the time a worker reaches the head its
+ * context is in cache (Grappa's "ready-resident"). D is GV_PREFETCH (0
+ * turns it off). Worker stacks are also cache-coloured (worker.c), so that
+ * the prefetched lines of different workers do not evict each other.
  */
 #include "tasking/task_internal.h"
 #include <grapevine/am.h>

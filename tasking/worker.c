@@ -12,10 +12,10 @@
  *
  * The descriptor sits right above the first frames of the stack, so that a
  * worker suspended at a shallow depth (the common case) is one page and a
- * handful of consecutive cache lines, which the scheduler prefetches at a
- * fixed offset from the descriptor; the task's arguments, read once when
- * the task starts, are kept out of that run of lines. The gap is the cache
- * colour (below).
+ * handful of consecutive cache lines, which the scheduler prefetches from
+ * its saved stack pointer; the task's arguments, read once when the task
+ * starts, are kept out of that run of lines. The gap is the cache colour
+ * (below).
  *
  * Cache colouring: stacks are a power of two apart, so if every descriptor
  * sat at the very top of its mapping they would all fall in the same set of
