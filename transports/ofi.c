@@ -32,23 +32,39 @@
  * Receive buffers are FI_MULTI_RECV: OFI_NRBUF buffers of OFI_RBUF_SIZE
  * bytes, each filled with many messages and reposted when its completion
  * says the provider released it. FI_OPT_MIN_MULTI_RECV is the largest frame,
- * so every frame fits into a posted buffer.
+ * so every frame fits into a posted buffer. A frame is rejected (logged and
+ * counted, never delivered) if it is shorter than our header, carries
+ * another tag, names an impossible source, or repeats a delivered seq.
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
- * return); a larger one goes out with fi_sendv (our header plus a copy of
- * the upper header, then the caller's payload in place) and completes from
- * the CQ.
+ * return; attr.max_inline says so); a larger one goes out with fi_sendv
+ * (our header plus a copy of the upper header, then the caller's payload in
+ * place) and completes from the CQ. Without a request the frame is copied
+ * first. At fini every peer we sent to gets a header-only "bye" frame with
+ * a completion, so that injected bytes still queued in the provider leave
+ * before the endpoint closes (see drain_sends).
  *
  * One-sided operations. The heap is mmap'ed here and registered with
  * FI_REMOTE_READ|FI_REMOTE_WRITE; base address and key travel with the
  * endpoint address. Remote addresses are base + off under FI_MR_VIRT_ADDR,
- * off otherwise. Puts and non-fetching atomics are issued with
- * FI_DELIVERY_COMPLETE, so their completion means the bytes are in the
- * target's memory, not merely sent; gets and fetching atomics complete when
- * their result is here, which implies the target applied them. flush(dst)
- * waits until no one-sided op to dst is outstanding. Operations to the own
- * rank go through the provider too (loopback), so that they serialise with
- * the ones peers issue on the same words.
+ * off otherwise. flush(dst) waits until no one-sided op to dst is
+ * outstanding, and an op counts as done only when the target has it:
+ *  - puts are issued with FI_DELIVERY_COMPLETE (completion = the bytes are
+ *    in the target's memory, not merely sent);
+ *  - gets and fetching atomics complete when their result is here, which
+ *    implies the target applied them;
+ *  - the non-fetching add is fi_atomic with FI_DELIVERY_COMPLETE, except on
+ *    shm before libfabric 1.18, whose delivery-complete atomics corrupt
+ *    memory (seen: crashes in fi_cq_read, wrong compare-and-swap results);
+ *    there it is a fetching FI_SUM whose old value is dropped.
+ * A put's source may be reused on return: small ones are FI_INJECT, larger
+ * ones without a request are sent from a copy. Operations to the own rank
+ * go through the provider too (loopback), so that they serialise with the
+ * ones peers issue on the same words.
+ *
+ * Waiting. When the CQ has an fd wait object (tcp;ofi_rxm), wait() blocks in
+ * fi_cq_sread and the entries it reads are handled by the next progress().
+ * shm has none: GV_TL_CAP_WAIT is not advertised.
  *
  * Memory registration modes: FI_MR_VIRT_ADDR, FI_MR_PROV_KEY (keys are
  * exchanged either way), FI_MR_ALLOCATED (the heap is mmap'ed), FI_MR_ENDPOINT
@@ -71,8 +87,6 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
-
-
 
 #define OFI_API_VERSION FI_VERSION(1, 10)
 #define OFI_WIRE_HDR    16                 /* src, seq, tag */
@@ -152,6 +166,7 @@ typedef struct {
     uint32_t     rx_seq;      /* next seq we deliver */
     ofi_stash_t *stash;       /* early frames, sorted by seq */
     size_t       outstanding; /* one-sided ops not yet complete */
+    uint64_t     eagain_since_ns; /* first of an unbroken run of EAGAIN */
 } ofi_peer_t;
 
 typedef struct ofi_flush {
@@ -310,7 +325,25 @@ static gv_status_t post_error(ofi_t *o, int dst, const char *what,
                               ssize_t ret)
 {
     if (ret == -FI_EAGAIN) {
+        /* A peer that died before (or while) we connect: rxm retries the
+         * connection and answers EAGAIN forever, shm's queue to it stays
+         * full. Nothing may hang forever, so a peer that accepts nothing
+         * for GV_TIMEOUT_S while we keep trying is declared failed. */
+        ofi_peer_t *p   = &o->peers[dst];
+        uint64_t    now = gv__now_ns();
+
         o->n_eagain++;
+        if (p->eagain_since_ns == 0) {
+            p->eagain_since_ns = now;
+        } else if (now - p->eagain_since_ns >
+                   gv__env.TIMEOUT_S * 1000000000ull) {
+            p->eagain_since_ns = 0;
+            gv__peer_failed(dst, "ofi: provider %s: rank %d accepted "
+                            "nothing for %llu s (GV_TIMEOUT_S); its "
+                            "process is probably gone", prov_name(o), dst,
+                            (unsigned long long)gv__env.TIMEOUT_S);
+            return GV_ERR_UNREACHABLE;
+        }
         return GV_ERR_NO_RESOURCE;
     }
     if ((ret == -FI_ECONNREFUSED) || (ret == -FI_ECONNRESET) ||
@@ -653,6 +686,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         ret = fi_inject(o->ep, frame, total, p->addr);
         if (ret != 0)
             return post_error(o, dst, "fi_inject", ret);
+        p->eagain_since_ns = 0;
         p->tx_seq++;
         o->n_tx++;
         return GV_OK;
@@ -697,6 +731,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         op_put(o, op);
         return post_error(o, dst, "fi_sendv", ret);
     }
+    p->eagain_since_ns = 0;
     p->tx_seq++;
     o->n_tx++;
     if (req == NULL) {
@@ -726,6 +761,7 @@ static uint64_t raddr(const ofi_t *o, int dst, uint64_t off)
 /* Account an issued one-sided op; it completes in op_complete. */
 static gv_status_t rma_issued(ofi_t *o, ofi_op_t *op)
 {
+    o->peers[op->dst].eagain_since_ns = 0;
     o->peers[op->dst].outstanding++;
     o->total_outstanding++;
     return (op->req != NULL) ? GV_INPROGRESS : GV_OK;
