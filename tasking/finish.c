@@ -217,6 +217,7 @@ static void run_wave(gv__scope_t *s, gv_worker_t *self)
             gv_fatal("cannot send a termination query to rank %d: %s", r,
                      gv_status_str(status));
     }
+    gv_flush(); /* the answers decide when the program can go on */
     while (s->replies != 0) {
         s->waiter = self;
         gv__sched_block();

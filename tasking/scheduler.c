@@ -667,6 +667,8 @@ static void run_broadcast_exit(uint32_t epoch)
             gv_error("cannot tell rank %d to leave gv_run: %s", r,
                      gv_status_str(status));
     }
+    /* Ship it now: rank 0 may go on to compute without polling. */
+    gv_flush();
     run_set_exit(epoch);
 }
 
@@ -781,6 +783,7 @@ gv_status_t gv_run_all(gv_task_fn_t fn, const void *args, size_t len)
                      gv_status_str(status));
             return status;
         }
+        gv_flush();
     }
     run_wait_exit(epoch);
     return GV_OK;

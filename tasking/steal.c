@@ -290,6 +290,7 @@ void gv__steal_try(void)
     }
     S.steal_out = 1;
     S.st.steal_attempts++;
+    gv_flush();
 }
 
 static void am_steal_req_cb(int src, const void *payload, size_t len,
@@ -344,6 +345,9 @@ static void am_steal_req_cb(int src, const void *payload, size_t len,
         }
     } else {
         S.st.tasks_stolen_out += n;
+        /* The thief is idle and waiting for this: do not let it sit in an
+         * aggregation buffer while this rank is busy with its own work. */
+        gv_flush();
     }
     gv_free(buf);
 }

@@ -4,6 +4,8 @@
  * exact. Run as `gvrun -n 2|4 mr_steal`. SPDX-License-Identifier: BSD-3-Clause */
 #include "mr.h"
 
+#include <sys/resource.h>
+
 #define FLAT_TASKS 2000
 #define WORK_NS    20000   /* per flat task: 2000 x 20 us = 40 ms of work */
 #define TREE_DEPTH 13      /* binary tree: 2^14 - 1 nodes */
@@ -196,6 +198,42 @@ static void check_all_main(void *p)
              (unsigned long long)all_sum);
 }
 
+/* An idle rank must not burn its core: while rank 0's main sleeps without
+ * yielding (so it answers nobody), the others have nothing to do. */
+static void sleepy_main(void *p)
+{
+    (void)p;
+    usleep(300000);
+}
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void check_idle_cpu(void)
+{
+    double c0 = cpu_seconds(), w0 = gv_wtime(), cpu, wall;
+
+    MR_OK(gv_run_main(sleepy_main, NULL, 0));
+    cpu  = cpu_seconds() - c0;
+    wall = gv_wtime() - w0;
+    printf("idle: rank %d used %.3f s of CPU in %.3f s\n", gv_rank(), cpu,
+           wall);
+    if (gv_rank() != 0) {
+        /* Rank 0's exit message is sent after its sleep, so the others
+         * waited most of it. */
+        MR_CHECK(wall > 0.1, "rank %d left gv_run_main after %.3f s, before "
+                 "rank 0's main returned", gv_rank(), wall);
+        MR_CHECK(cpu < 0.5 * wall, "rank %d spun while idle: %.3f s of CPU "
+                 "in %.3f s", gv_rank(), cpu, wall);
+    }
+}
+
 int main(int argc, char **argv)
 {
     gv_task_stats_t st;
@@ -206,6 +244,7 @@ int main(int argc, char **argv)
     MR_OK(gv_run_main(main_task, NULL, 0));
     MR_OK(gv_run_all(all_main, NULL, 0));
     MR_OK(gv_run_main(check_all_main, NULL, 0));
+    check_idle_cpu();
     gv_task_stats(&st);
     printf("rank %d: steals %llu/%llu, %llu tasks in, %llu out, %llu "
            "rejected\n", gv_rank(), (unsigned long long)st.steals,

@@ -486,3 +486,44 @@ Test(workers, recursion_a_megabyte_deep_with_gv_stack_2m,
         cr_assert_eq(r[i], 1800ull * 1801 / 2 + 1799 - 7, "worker %d: %llu",
                      i, (unsigned long long)r[i]);
 }
+
+/* ---- periodic progress while nobody idles ---------------------------------------- */
+
+static gv_am_id_t flag_id;
+static int        flag_set;
+
+static void flag_handler(int src, const void *payload, size_t len, void *arg)
+{
+    (void)src;
+    (void)payload;
+    (void)len;
+    (void)arg;
+    flag_set = 1;
+}
+
+static void spinner(void *p)
+{
+    (void)p;
+    /* Always ready, never waiting: the rank is never idle, so only the
+     * periodic system task can deliver the message these wait for. */
+    while (!flag_set)
+        gv_yield();
+}
+
+Test(task, periodic_progress_runs_while_workers_keep_yielding)
+{
+    gv_finish_t     f;
+    gv_task_stats_t st;
+    int             i;
+
+    flag_set = 0;
+    cr_assert_eq(gv_am_register(flag_handler, NULL, &flag_id), GV_OK);
+    gv_finish_begin(&f);
+    for (i = 0; i < 10; i++)
+        gv_spawn_private(spinner, NULL, 0);
+    cr_assert_eq(gv_am_send(0, flag_id, NULL, 0), GV_OK);
+    cr_assert_eq(gv_finish_end(&f), GV_OK);
+    gv_task_stats(&st);
+    cr_assert(flag_set);
+    cr_assert_gt(st.polls, 0);
+}
