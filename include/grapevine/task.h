@@ -86,9 +86,10 @@ gv_status_t gv_spawn_private(gv_task_fn_t fn, const void *args, size_t len);
 gv_status_t gv_spawn_on(int rank, gv_task_fn_t fn, const void *args,
                         size_t len);
 
-/** Let the other ready workers run; returns when this worker is scheduled
- *  again (at once if nothing else is ready). Also lets communication
- *  progress when it is due. */
+/** Let the other ready workers (and, first, one queued task) run; returns
+ *  when this worker is scheduled again (at once if nothing else can run).
+ *  Also lets communication progress when it is due. Not from a handler:
+ *  handlers neither yield nor wait (they reply instead). */
 void gv_yield(void);
 
 /**
