@@ -112,12 +112,14 @@ static void bandwidth(gv_tl_t *tl, uint8_t *buf, size_t size, int window)
 {
     win_req_t *w = calloc((size_t)window, sizeof(*w));
     int        inflight = 0, me = tl->rank, i;
-    uint64_t   n = (size >= (1u << 20)) ? 2000 : (uint64_t)(2u << 30) / size;
+    uint64_t   n = (uint64_t)(512u << 20) / size; /* 512 MiB per size */
     double     t0;
 
     MR_CHECK(w != NULL, "oom");
     if (n > 200000)
         n = 200000;
+    if (n < 200)
+        n = 200;
     /* Rank 1 receives the stream, rank 0 only the final 8-byte reply. */
     expect_len  = (me == 0) ? 8 : size;
     expect_mark = buf[1];
