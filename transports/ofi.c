@@ -14,12 +14,16 @@
  *
  * Messages. Every frame starts with our own 16-byte header:
  *
- *    0        4        8                16
- *    +--------+--------+----------------+------------+-----------+
- *    | src    | seq    | tag            | upper hdr  | payload   |
- *    +--------+--------+----------------+------------+-----------+
- *      u32      u32      u64: 8 bytes of the job key
+ *    0        4        8            15   16
+ *    +--------+--------+-------------+----+-----------+---------+-----+
+ *    | src    | seq    | tag         |pad | upper hdr | payload | pad |
+ *    +--------+--------+-------------+----+-----------+---------+-----+
+ *      u32      u32      7 bytes of    u8                         0..7
+ *                        the job key                              zeros
  *
+ * Frames are padded to a multiple of 8 bytes, so that back-to-back frames
+ * in a multi-receive buffer stay 8-byte aligned for the layer above (one
+ * that arrives misaligned anyway is copied to an aligned buffer first).
  * src names the sender (tcp;ofi_rxm has no FI_SOURCE), tag drops frames
  * from anything outside this job (rxm accepts any connection), and seq
  * restores per-pair order: both providers match sends in order
@@ -89,10 +93,16 @@
 #include <rdma/fi_rma.h>
 
 #define OFI_API_VERSION FI_VERSION(1, 10)
-#define OFI_WIRE_HDR    16                 /* src, seq, tag */
+#define OFI_WIRE_HDR    16                 /* src, seq, tag, pad */
+#define OFI_TAG_LEN     7
 #define OFI_MAX_FRAME   ((1u << 20) + 4096) /* one 1 MiB payload + headers */
 #define OFI_RBUF_SIZE   (8u << 20)         /* each multi-receive buffer */
 #define OFI_NRBUF       3
+#define OFI_RING_FRAME  (64u << 10)        /* without FI_MULTI_RECV: a ring */
+#define OFI_RING_N      256                /*   of buffers, one frame each */
+#ifndef OFI_USE_MULTI_RECV
+#define OFI_USE_MULTI_RECV 1               /* 0: always the ring (tests) */
+#endif
 #define OFI_ADDR_MAX    128                /* endpoint name we can exchange */
 #define OFI_CQ_BATCH    32
 #define OFI_STASH_MAX   (256ull << 20)     /* bytes held for reordering */
@@ -115,8 +125,11 @@ static const struct {
     const char *what;
 } ofi_ladder[] = {
     {FI_MSG | FI_MULTI_RECV | FI_RMA | FI_ATOMIC, "FI_MSG|FI_RMA|FI_ATOMIC"},
+    {FI_MSG | FI_RMA | FI_ATOMIC, "FI_MSG|FI_RMA|FI_ATOMIC"},
     {FI_MSG | FI_MULTI_RECV | FI_RMA, "FI_MSG|FI_RMA"},
+    {FI_MSG | FI_RMA, "FI_MSG|FI_RMA"},
     {FI_MSG | FI_MULTI_RECV, "FI_MSG"},
+    {FI_MSG, "FI_MSG"},
 };
 
 enum { OFI_CTX_RBUF = 1, OFI_CTX_SEND, OFI_CTX_RMA };
@@ -147,7 +160,8 @@ typedef struct ofi_op {
     uint64_t       compare;
     uint64_t       result;
     struct ofi_op *next_free;
-    uint8_t        wire[OFI_WIRE_HDR + GV_TL_MAX_HDR];
+    uint8_t        wire[OFI_WIRE_HDR + GV_TL_MAX_HDR + 8];
+    uint8_t        zeros[8];    /* pad source; never written */
 } ofi_op_t;
 
 /* A frame that arrived before its predecessors. */
@@ -200,7 +214,7 @@ typedef struct {
     uint64_t           next_key;    /* requested keys when !prov_key */
     size_t             inject_size;
     size_t             iov_limit;
-    uint64_t           tag;
+    uint8_t            tag[OFI_TAG_LEN];
     int                has_rma;
     int                dc_atomic_broken;
     int                amo_ok[GV_TL_AMO_LAST];
@@ -216,13 +230,17 @@ typedef struct {
     size_t             total_outstanding;
     ofi_flush_t       *flushes;
 
-    char              *rmem;        /* OFI_NRBUF receive buffers */
-    ofi_rbuf_t         rbufs[OFI_NRBUF];
+    int                multi;       /* FI_MULTI_RECV, else a ring */
+    size_t             nrbuf, rbuf_size, max_frame;
+    size_t             nrbuf_unposted; /* reposts that met EAGAIN */
+    char              *rmem;        /* nrbuf receive buffers */
+    ofi_rbuf_t        *rbufs;
     size_t             stash_bytes;
 
     /* Counters, logged at fini (debug). */
     uint64_t           n_rx, n_tx, n_reordered, n_bad, n_eagain;
-    uint64_t           n_blocked;
+    uint64_t           n_blocked, n_realigned;
+    uint8_t           *align_buf;   /* for frames that arrive misaligned */
     unsigned           idle_waits;  /* waits since the last event */
     struct fi_cq_data_entry pend[OFI_CQ_BATCH]; /* read by wait() */
     size_t             npend;
@@ -362,7 +380,7 @@ static gv_status_t post_error(ofi_t *o, int dst, const char *what,
 
 static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
 {
-    struct iovec iov = {.iov_base = rb->base, .iov_len = OFI_RBUF_SIZE};
+    struct iovec iov = {.iov_base = rb->base, .iov_len = o->rbuf_size};
     void        *desc = o->rbuf_desc;
     struct fi_msg msg = {
         .msg_iov   = &iov,
@@ -371,10 +389,12 @@ static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
         .addr      = FI_ADDR_UNSPEC,
         .context   = &rb->ctx.fctx,
     };
-    ssize_t ret = fi_recvmsg(o->ep, &msg, FI_MULTI_RECV);
+    ssize_t ret = fi_recvmsg(o->ep, &msg, o->multi ? FI_MULTI_RECV : 0);
     if (ret == 0)
         rb->posted = 1;
-    else if (ret != -FI_EAGAIN)
+    else
+        o->nrbuf_unposted++; /* progress() tries again */
+    if ((ret != 0) && (ret != -FI_EAGAIN))
         gv_error("ofi: provider %s: posting a receive buffer failed: %s",
                  prov_name(o), fi_strerror((int)-ret));
     return (int)ret;
@@ -384,10 +404,23 @@ static void deliver(gv_tl_t *tl, int src, const uint8_t *frame, size_t len)
 {
     /* A frame with nothing after our header is a peer's "bye" (see
      * drain_sends): it only takes its place in the sequence. */
+    ofi_t *o = tl->priv;
+
     if (len == OFI_WIRE_HDR)
         return;
-    tl->params.recv_cb(tl->params.recv_arg, src, frame + OFI_WIRE_HDR,
-                       len - OFI_WIRE_HDR);
+    frame += OFI_WIRE_HDR;
+    len   -= OFI_WIRE_HDR;
+    /* Multi-receive buffers pack frames back to back, so one may start at
+     * any byte; the layer above gets its bytes 8-byte aligned (its
+     * handlers' payloads 4-byte aligned, as they are promised). */
+    if (((uintptr_t)frame & 7) != 0) {
+        if (o->align_buf == NULL)
+            o->align_buf = gv_malloc(o->max_frame);
+        memcpy(o->align_buf, frame, len);
+        frame = o->align_buf;
+        o->n_realigned++;
+    }
+    tl->params.recv_cb(tl->params.recv_arg, src, frame, len);
 }
 
 /* Keep a frame that arrived before its predecessors, sorted by seq. */
@@ -428,7 +461,7 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
 {
     ofi_t      *o = tl->priv;
     uint32_t    src, seq;
-    uint64_t    tag;
+    size_t      pad;
     ofi_peer_t *p;
     int32_t     d;
 
@@ -440,12 +473,19 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
     }
     memcpy(&src, frame, 4);
     memcpy(&seq, frame + 4, 4);
-    memcpy(&tag, frame + 8, 8);
-    if (tag != o->tag) {
+    if (memcmp(frame + 8, o->tag, OFI_TAG_LEN) != 0) {
         o->n_bad++;
         gv_warn("ofi: dropped a %zu-byte frame without this job's key", len);
         return;
     }
+    pad = frame[15];
+    if ((pad > 7) || (pad > len - OFI_WIRE_HDR)) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a %zu-byte frame with %zu bytes of padding",
+                len, pad);
+        return;
+    }
+    len -= pad;
     if ((src >= (uint32_t)tl->size) || ((int)src == tl->rank)) {
         o->n_bad++;
         gv_warn("ofi: dropped a frame from invalid rank %u", src);
@@ -543,7 +583,9 @@ static void handle_cq_error(gv_tl_t *tl)
             gv_warn("ofi: provider %s: a receive failed: %s (%s)",
                     prov_name(o), fi_strerror(err.err), pstr ? pstr : "");
         }
-        if (err.flags & FI_MULTI_RECV) {
+        /* A ring buffer is consumed by any completion; a multi-receive
+         * buffer only when the provider says it released it. */
+        if (!o->multi || (err.flags & FI_MULTI_RECV)) {
             rb->posted = 0;
             if (!gv__ctx.finalizing)
                 rbuf_post(o, rb);
@@ -592,7 +634,7 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
             ofi_rbuf_t *rb = (ofi_rbuf_t *)ctx;
             if ((ent[i].flags & FI_RECV) && (ent[i].len > 0))
                 handle_frame(tl, ent[i].buf, ent[i].len);
-            if (ent[i].flags & FI_MULTI_RECV) {
+            if (!o->multi || (ent[i].flags & FI_MULTI_RECV)) {
                 rb->posted = 0;
                 rbuf_post(o, rb);
             }
@@ -608,7 +650,7 @@ static unsigned ofi_progress(gv_tl_t *tl)
     struct fi_cq_data_entry ent[OFI_CQ_BATCH];
     unsigned                events = 0;
     ssize_t                 n;
-    int                     round, i;
+    int                     round;
 
     if (o->npend > 0) {
         /* Completions wait() read while it blocked. */
@@ -640,22 +682,28 @@ static unsigned ofi_progress(gv_tl_t *tl)
     if (events > 0)
         o->idle_waits = 0;
     /* A buffer whose repost met -FI_EAGAIN is retried here. */
-    for (i = 0; i < OFI_NRBUF; i++)
-        if (!o->rbufs[i].posted)
-            rbuf_post(o, &o->rbufs[i]);
+    if (o->nrbuf_unposted > 0) {
+        size_t k;
+        o->nrbuf_unposted = 0;
+        for (k = 0; k < o->nrbuf; k++)
+            if (!o->rbufs[k].posted)
+                rbuf_post(o, &o->rbufs[k]);
+    }
     return events;
 }
 
 /* --- messages ----------------------------------------------------------- */
 
-static void wire_hdr(const gv_tl_t *tl, uint8_t *w, uint32_t seq)
+static void wire_hdr(const gv_tl_t *tl, uint8_t *w, uint32_t seq,
+                     size_t pad)
 {
     const ofi_t *o   = tl->priv;
     uint32_t     src = (uint32_t)tl->rank;
 
     memcpy(w, &src, 4);
     memcpy(w + 4, &seq, 4);
-    memcpy(w + 8, &o->tag, 8);
+    memcpy(w + 8, o->tag, OFI_TAG_LEN);
+    w[15] = (uint8_t)pad;
 }
 
 static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
@@ -665,9 +713,11 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     ofi_t       *o = tl->priv;
     ofi_peer_t  *p;
     size_t       total = OFI_WIRE_HDR + hdr_len + len;
+    size_t       padded = (total + 7) & ~(size_t)7;
+    size_t       pad    = padded - total;
     ofi_op_t    *op;
-    struct iovec iov[2];
-    void        *desc[2] = {NULL, NULL};
+    struct iovec iov[3];
+    void        *desc[3] = {NULL, NULL, NULL};
     size_t       niov;
     ssize_t      ret;
 
@@ -677,13 +727,14 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         return GV_ERR_INVALID;
     p = &o->peers[dst];
 
-    if (total <= o->inject_size) {
-        uint8_t frame[total];
-        wire_hdr(tl, frame, p->tx_seq);
+    if (padded <= o->inject_size) {
+        uint8_t frame[padded];
+        wire_hdr(tl, frame, p->tx_seq, pad);
         memcpy(frame + OFI_WIRE_HDR, hdr, hdr_len);
         if (len > 0)
             memcpy(frame + OFI_WIRE_HDR + hdr_len, payload, len);
-        ret = fi_inject(o->ep, frame, total, p->addr);
+        memset(frame + total, 0, pad);
+        ret = fi_inject(o->ep, frame, padded, p->addr);
         if (ret != 0)
             return post_error(o, dst, "fi_inject", ret);
         p->eagain_since_ns = 0;
@@ -695,35 +746,43 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     op = op_get(o, OFI_CTX_SEND, dst, req);
     if (op == NULL)
         return GV_ERR_NO_RESOURCE;
-    wire_hdr(tl, op->wire, p->tx_seq);
+    wire_hdr(tl, op->wire, p->tx_seq, pad);
     memcpy(op->wire + OFI_WIRE_HDR, hdr, hdr_len);
     iov[0].iov_base = op->wire;
     iov[0].iov_len  = OFI_WIRE_HDR + hdr_len;
     desc[0]         = o->pool_desc;
     niov            = 1;
-    if (len > 0) {
-        const void *src = payload;
+    if (len == 0) {
+        /* The pad follows the header in op->wire. */
+        memset(op->wire + total, 0, pad);
+        iov[0].iov_len = padded;
+    } else if ((req == NULL) || (o->iov_limit < 3)) {
         /* Without a request the caller reuses its buffer on return, and a
-         * single-entry provider wants one contiguous frame: copy. */
-        if ((req == NULL) || (o->iov_limit < 2)) {
-            op->bounce = gv_malloc(total);
-            memcpy(op->bounce, op->wire, iov[0].iov_len);
-            memcpy((uint8_t *)op->bounce + iov[0].iov_len, payload, len);
-            iov[0].iov_base = op->bounce;
-            iov[0].iov_len  = total;
-            desc[0]         = NULL;
-            if (local_desc(o, op, op->bounce, total, &desc[0]) != 0) {
-                op_put(o, op);
-                return GV_ERR_IO;
-            }
-        } else {
-            iov[1].iov_base = (void *)src;
-            iov[1].iov_len  = len;
-            if (local_desc(o, op, src, len, &desc[1]) != 0) {
-                op_put(o, op);
-                return GV_ERR_IO;
-            }
-            niov = 2;
+         * provider with short iovs wants one contiguous frame: copy. */
+        op->bounce = gv_malloc(padded);
+        memcpy(op->bounce, op->wire, iov[0].iov_len);
+        memcpy((uint8_t *)op->bounce + iov[0].iov_len, payload, len);
+        memset((uint8_t *)op->bounce + total, 0, pad);
+        iov[0].iov_base = op->bounce;
+        iov[0].iov_len  = padded;
+        desc[0]         = NULL;
+        if (local_desc(o, op, op->bounce, padded, &desc[0]) != 0) {
+            op_put(o, op);
+            return GV_ERR_IO;
+        }
+    } else {
+        iov[1].iov_base = (void *)payload;
+        iov[1].iov_len  = len;
+        if (local_desc(o, op, payload, len, &desc[1]) != 0) {
+            op_put(o, op);
+            return GV_ERR_IO;
+        }
+        niov = 2;
+        if (pad > 0) {
+            iov[2].iov_base = (void *)op->zeros;
+            iov[2].iov_len  = pad;
+            desc[2]         = o->pool_desc;
+            niov            = 3;
         }
     }
     ret = fi_sendv(o->ep, iov, desc, niov, p->addr, &op->ctx.fctx);
@@ -1112,6 +1171,8 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
     ret = fi_enable(o->ep);
     if (ret != 0)
         return ret;
+    if (!(info->caps & FI_MULTI_RECV))
+        return 0;
     /* After fi_enable: shm 1.17 dereferences its receive context, which
      * exists only once the endpoint is enabled. */
     return fi_setopt(&o->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
@@ -1128,8 +1189,11 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
 
     for (step = 0; step < sizeof(ofi_ladder) / sizeof(ofi_ladder[0]);
          step++) {
-        struct fi_info *hints = fi_allocinfo(), *list = NULL, *fi;
+        struct fi_info *hints, *list = NULL, *fi;
 
+        if (!OFI_USE_MULTI_RECV && (ofi_ladder[step].caps & FI_MULTI_RECV))
+            continue;
+        hints = fi_allocinfo();
         if (hints == NULL)
             return GV_ERR_NO_MEMORY;
         hints->caps                   = ofi_ladder[step].caps;
@@ -1174,7 +1238,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
         fi_freeinfo(list);
     }
     ofi_why("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
-            "endpoint with FI_MSG|FI_MULTI_RECV here: %s",
+            "endpoint with FI_MSG here: %s",
             ((want != NULL) && want[0]) ? " named '" : "",
             ((want != NULL) && want[0]) ? want : "",
             ((want != NULL) && want[0]) ? "' (GV_OFI_PROVIDER)" : "",
@@ -1204,7 +1268,7 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
     }
 
     /* Receive buffers. */
-    o->rmem = mmap(NULL, (size_t)OFI_NRBUF * OFI_RBUF_SIZE,
+    o->rmem = mmap(NULL, o->nrbuf * o->rbuf_size,
                    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (o->rmem == MAP_FAILED) {
         o->rmem = NULL;
@@ -1212,7 +1276,7 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
         return GV_ERR_NO_MEMORY;
     }
     if (o->mr_local) {
-        if (mr_open(o, o->rmem, (size_t)OFI_NRBUF * OFI_RBUF_SIZE, FI_RECV,
+        if (mr_open(o, o->rmem, o->nrbuf * o->rbuf_size, FI_RECV,
                     &o->rbuf_mr) != 0)
             return GV_ERR_IO;
         o->rbuf_desc = fi_mr_desc(o->rbuf_mr);
@@ -1305,7 +1369,9 @@ static void ofi_free(ofi_t *o)
     if (o->heap != NULL)
         munmap(o->heap, o->heap_size);
     if (o->rmem != NULL)
-        munmap(o->rmem, (size_t)OFI_NRBUF * OFI_RBUF_SIZE);
+        munmap(o->rmem, o->nrbuf * o->rbuf_size);
+    gv_free(o->rbufs);
+    gv_free(o->align_buf);
     gv_free(o->ops);
     if (o->info != NULL)
         fi_freeinfo(o->info);
@@ -1350,13 +1416,20 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     o->key_mask    = (o->info->domain_attr->mr_key_size >= 8)
                          ? ~0ull
                          : ((1ull << (8 * o->info->domain_attr->mr_key_size)) - 1);
-    memcpy(&o->tag, tl->boot->key, sizeof(o->tag));
+    memcpy(o->tag, tl->boot->key, OFI_TAG_LEN);
     /* Requested keys (without FI_MR_PROV_KEY) start from a value derived
      * from the job key, so that another job cannot guess them. */
     memcpy(&o->next_key, tl->boot->key + 8, sizeof(o->next_key));
     o->inject_size = o->info->tx_attr->inject_size;
     o->iov_limit   = o->info->tx_attr->iov_limit;
     o->has_rma     = !!(o->info->caps & FI_RMA);
+    o->multi       = !!(o->info->caps & FI_MULTI_RECV);
+    o->nrbuf       = o->multi ? OFI_NRBUF : OFI_RING_N;
+    o->rbuf_size   = o->multi ? OFI_RBUF_SIZE : OFI_RING_FRAME;
+    o->max_frame   = o->multi ? OFI_MAX_FRAME : OFI_RING_FRAME;
+    if (o->info->ep_attr->max_msg_size < o->max_frame)
+        o->max_frame = o->info->ep_attr->max_msg_size;
+    o->rbufs       = gv_calloc(o->nrbuf, sizeof(*o->rbufs));
 
     if (o->info->caps & FI_ATOMIC) {
         size_t count;
@@ -1387,9 +1460,9 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (status != GV_OK)
         goto err;
     /* Buffers go up before anyone learns our address. */
-    for (i = 0; i < OFI_NRBUF; i++) {
+    for (i = 0; i < o->nrbuf; i++) {
         o->rbufs[i].ctx.kind = OFI_CTX_RBUF;
-        o->rbufs[i].base     = o->rmem + i * OFI_RBUF_SIZE;
+        o->rbufs[i].base     = o->rmem + i * o->rbuf_size;
         if (rbuf_post(o, &o->rbufs[i]) != 0) {
             status = GV_ERR_IO;
             goto err;
@@ -1399,9 +1472,7 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (status != GV_OK)
         goto err;
 
-    max_frame = OFI_MAX_FRAME;
-    if (o->info->ep_attr->max_msg_size < max_frame)
-        max_frame = o->info->ep_attr->max_msg_size;
+    max_frame = o->max_frame;
     tl->attr.caps    = GV_TL_CAP_AM;
     tl->attr.max_msg = max_frame - OFI_WIRE_HDR;
     if (o->has_rma)
@@ -1470,7 +1541,7 @@ static void drain_sends(gv_tl_t *tl)
             if (gv__now_ns() > deadline)
                 return;
         }
-        wire_hdr(tl, op->wire, p->tx_seq);
+        wire_hdr(tl, op->wire, p->tx_seq, 0);
         do {
             ret = fi_send(o->ep, op->wire, OFI_WIRE_HDR, o->pool_desc,
                           p->addr, &op->ctx.fctx);
@@ -1493,10 +1564,12 @@ static void ofi_fini(gv_tl_t *tl)
 
     drain_sends(tl);
     gv_debug("ofi: %llu frames sent, %llu received, %llu reordered, %llu "
-             "rejected, %llu EAGAIN, %llu blocking waits",
+             "rejected, %llu realigned, %llu EAGAIN, %llu blocking waits",
              (unsigned long long)o->n_tx,
              (unsigned long long)o->n_rx, (unsigned long long)o->n_reordered,
-             (unsigned long long)o->n_bad, (unsigned long long)o->n_eagain,
+             (unsigned long long)o->n_bad,
+             (unsigned long long)o->n_realigned,
+             (unsigned long long)o->n_eagain,
              (unsigned long long)o->n_blocked);
     free_stashes(o, tl->size);
     ofi_free(o);
