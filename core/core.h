@@ -74,6 +74,10 @@ typedef struct {
 } gv_waiter_t;
 void gv__wait_begin(gv_waiter_t *w);
 void gv__wait_begin_send(gv_waiter_t *w);
+/* Installed by the tasking layer: called when a wait finds nothing to do;
+ * inside a user-level worker it yields to the rank's other workers and
+ * returns 1, elsewhere it returns 0 and the wait polls or blocks. */
+extern int (*gv__wait_yield_hook)(void);
 void gv__wait_poll(gv_waiter_t *w);
 
 /* Hook the tasking layer installs so that the scheduler can run a periodic

@@ -44,6 +44,8 @@ unsigned gv_progress(void)
     return n;
 }
 
+int (*gv__wait_yield_hook)(void);
+
 void gv__wait_begin(gv_waiter_t *w)
 {
     w->start_ns       = 0;
@@ -71,6 +73,10 @@ void gv__wait_poll(gv_waiter_t *w)
     }
     /* Nothing happened: whatever we buffered, ship it now. */
     gv__am_idle();
+    /* A worker waiting (for a barrier, credits, a reply) lets the rank's
+     * other workers run instead of holding the core. */
+    if ((gv__wait_yield_hook != NULL) && gv__wait_yield_hook())
+        return;
     /* Read the clock only every 32 empty polls: a reply that lands while
      * we read it is seen that much later. */
     if ((++w->idle_rounds & 31) != 0) {

@@ -791,6 +791,15 @@ gv_status_t gv_run_all(gv_task_fn_t fn, const void *args, size_t len)
 
 /* ---- init, fini, stats -------------------------------------------------- */
 
+/* The core's wait policy calls this when a wait found nothing to do. */
+static int wait_yield_hook(void)
+{
+    if (!gv_task_in_worker())
+        return 0;
+    gv_yield();
+    return 1;
+}
+
 void gv__task_init(void)
 {
     gv_status_t status;
@@ -821,6 +830,7 @@ void gv__task_init(void)
     S.current         = &root_worker;
 
     gv__worker_sys_init();
+    gv__wait_yield_hook = wait_yield_hook;
     sys_worker = gv__worker_new(sys_main, GV_WK_SYS);
     if (sys_worker == NULL)
         gv_fatal("cannot map the scheduler's system stack");
@@ -851,6 +861,7 @@ void gv__task_fini(void)
         return;
     if (S.current != &root_worker)
         gv_fatal("gv_finalize called from inside a worker");
+    gv__wait_yield_hook = NULL;
     for (i = 0; i < S.nworkers; i++)
         stuck += (all_workers[i]->state != GV_W_IDLE);
     if ((stuck != 0) || !taskq_empty(&S.priv) || !taskq_empty(&S.pub))
