@@ -1183,12 +1183,17 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
  * fi_info libfabric offers, until one opens. */
 static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
 {
-    const char *want = gv__env.OFI_PROVIDER;
-    size_t      step;
-    int         ret = -FI_ENODATA;
+    const size_t nsteps = sizeof(ofi_ladder) / sizeof(ofi_ladder[0]);
+    const char  *want   = gv__env.OFI_PROVIDER;
+    size_t       try;
+    int          ret = -FI_ENODATA;
 
-    for (step = 0; step < sizeof(ofi_ladder) / sizeof(ofi_ladder[0]);
-         step++) {
+    /* Every step first with send-after-send ordering, which spares the
+     * reorder stage most of its work, then (a provider that cannot promise
+     * it) without: the sequence numbers restore the order either way. */
+    for (try = 0; try < 2 * nsteps; try++) {
+        size_t          step    = try % nsteps;
+        int             ordered = try < nsteps;
         struct fi_info *hints, *list = NULL, *fi;
 
         if (!OFI_USE_MULTI_RECV && (ofi_ladder[step].caps & FI_MULTI_RECV))
@@ -1203,15 +1208,15 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
         hints->domain_attr->mr_mode   = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
                                       FI_MR_ALLOCATED | FI_MR_PROV_KEY |
                                       FI_MR_ENDPOINT;
-        hints->tx_attr->msg_order = FI_ORDER_SAS;
-        hints->rx_attr->msg_order = FI_ORDER_SAS;
+        hints->tx_attr->msg_order = ordered ? FI_ORDER_SAS : FI_ORDER_NONE;
+        hints->rx_attr->msg_order = ordered ? FI_ORDER_SAS : FI_ORDER_NONE;
         if ((want != NULL) && (want[0] != '\0'))
             hints->fabric_attr->prov_name = strdup(want);
         ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, hints, &list);
         fi_freeinfo(hints);
         if (ret != 0) {
-            gv_debug("ofi: fi_getinfo for %s: %s", ofi_ladder[step].what,
-                     fi_strerror(-ret));
+            gv_debug("ofi: fi_getinfo for %s%s: %s", ofi_ladder[step].what,
+                     ordered ? " with FI_ORDER_SAS" : "", fi_strerror(-ret));
             continue;
         }
         for (fi = list; fi != NULL; fi = fi->next) {
@@ -1453,7 +1458,7 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                          sizeof(missing) - strlen(missing), "%s%s",
                          missing[0] ? ", " : "", amo_name[i]);
     } else {
-        snprintf(missing, sizeof(missing), "no FI_ATOMIC");
+        missing[0] = '\0';
     }
 
     status = setup_memory(o, tl);
@@ -1490,10 +1495,13 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (tl->attr.caps & GV_TL_CAP_ATOMIC64)
         snprintf(tl->attr.detail, sizeof(tl->attr.detail), "provider %s",
                  prov_name(o));
+    else if (o->info->caps & FI_ATOMIC)
+        snprintf(tl->attr.detail, sizeof(tl->attr.detail),
+                 "provider %s (no native atomics: no %s on FI_UINT64)",
+                 prov_name(o), missing);
     else
         snprintf(tl->attr.detail, sizeof(tl->attr.detail),
-                 "provider %s (%s only; no atomics: %s)", prov_name(o),
-                 o->ladder_what, missing);
+                 "provider %s (%s only)", prov_name(o), o->ladder_what);
     gv_debug("ofi: provider %s, domain %s, inject %zu, mr_mode 0x%llx, "
              "wait fd %d, max frame %zu", prov_name(o),
              o->info->domain_attr->name, o->inject_size,
