@@ -244,15 +244,18 @@ static void *ucx_rbuf_get(ucx_tl_t *ux, size_t len, size_t *cap_p)
     unsigned i, best = UINT32_MAX;
     void    *p;
 
-    for (i = 0; i < ux->nrbuf; i++)
+    /* Newest first: the buffer returned last is the one still in cache. */
+    for (i = ux->nrbuf; i-- > 0;)
         if ((ux->rbuf[i].cap >= len) && (ux->rbuf[i].cap <= len + len / 4) &&
             ((best == UINT32_MAX) || (ux->rbuf[i].cap < ux->rbuf[best].cap)))
             best = i;
     if (best != UINT32_MAX) {
-        p              = ux->rbuf[best].p;
-        *cap_p         = ux->rbuf[best].cap;
+        p               = ux->rbuf[best].p;
+        *cap_p          = ux->rbuf[best].cap;
         ux->rbuf_bytes -= ux->rbuf[best].cap;
-        ux->rbuf[best] = ux->rbuf[--ux->nrbuf];
+        ux->nrbuf--;
+        memmove(&ux->rbuf[best], &ux->rbuf[best + 1],
+                (ux->nrbuf - best) * sizeof(ux->rbuf[0]));
         return p;
     }
     *cap_p = (len + UCX_RBUF_ALIGN - 1) & ~(size_t)(UCX_RBUF_ALIGN - 1);
@@ -282,7 +285,9 @@ static void ucx_rbuf_put(ucx_tl_t *ux, void *p, size_t cap)
         }
         gv_free(ux->rbuf[small].p);
         ux->rbuf_bytes -= ux->rbuf[small].cap;
-        ux->rbuf[small] = ux->rbuf[--ux->nrbuf];
+        ux->nrbuf--;
+        memmove(&ux->rbuf[small], &ux->rbuf[small + 1],
+                (ux->nrbuf - small) * sizeof(ux->rbuf[0]));
     }
     ux->rbuf[ux->nrbuf].p   = p;
     ux->rbuf[ux->nrbuf].cap = cap;
@@ -1588,12 +1593,13 @@ static void ucx_fini(gv_tl_t *tl)
     /* 3. Close, unmap, destroy. */
     ucx_eps_close(ux, gv__now_ns() + wait_s * 1000000000ull);
     gv_debug("ucx: rx rejected %llu held %llu rendezvous %llu; tx errors "
-             "%llu back-pressure %llu",
+             "%llu back-pressure %llu; %u idle buffers (%zu bytes)",
              (unsigned long long)ux->st.rx_bad,
              (unsigned long long)ux->st.rx_held,
              (unsigned long long)ux->st.rx_rndv,
              (unsigned long long)ux->st.tx_err,
-             (unsigned long long)ux->st.tx_backpressure);
+             (unsigned long long)ux->st.tx_backpressure, ux->nrbuf,
+             ux->rbuf_bytes);
     ucx_free_all(ux);
     tl->priv = NULL;
 }
