@@ -159,6 +159,7 @@ typedef struct ofi_op {
     uint64_t       operand;     /* atomic operand, compare value, result */
     uint64_t       compare;
     uint64_t       result;
+    uint64_t       rseq;        /* one-sided ops: issue order, for flush */
     struct ofi_op *next_free;
     uint8_t        wire[OFI_WIRE_HDR + GV_TL_MAX_HDR + 8];
     uint8_t        zeros[8];    /* pad source; never written */
@@ -183,9 +184,14 @@ typedef struct {
     uint64_t     eagain_since_ns; /* first of an unbroken run of EAGAIN */
 } ofi_peer_t;
 
+/* A flush waits for the one-sided ops issued before it, not for ones
+ * issued while it waits (with thousands of workers issuing, "until nothing
+ * is outstanding" would wait for a lull): remaining counts its ops down. */
 typedef struct ofi_flush {
     struct ofi_flush *next;
-    int               dst;
+    int               dst;        /* -1: every rank */
+    uint64_t          before;     /* ops with rseq < before are its */
+    size_t            remaining;
     gv_req_t         *req;
 } ofi_flush_t;
 
@@ -228,6 +234,7 @@ typedef struct {
     size_t             nops;
     ofi_op_t          *free_ops;
     size_t             total_outstanding;
+    uint64_t           rseq_next;
     ofi_flush_t       *flushes;
 
     int                multi;       /* FI_MULTI_RECV, else a ring */
@@ -518,14 +525,14 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
 
 /* --- completions -------------------------------------------------------- */
 
-static void flushes_check(ofi_t *o)
+/* One-sided op number @a rseq to @a dst completed. */
+static void flushes_count(ofi_t *o, int dst, uint64_t rseq)
 {
     ofi_flush_t **pp = &o->flushes, *f;
 
     while ((f = *pp) != NULL) {
-        size_t n = (f->dst < 0) ? o->total_outstanding
-                                : o->peers[f->dst].outstanding;
-        if (n == 0) {
+        if (((f->dst < 0) || (f->dst == dst)) && (rseq < f->before) &&
+            (--f->remaining == 0)) {
             *pp = f->next;
             f->req->cb(f->req, GV_OK);
             gv_free(f);
@@ -537,19 +544,22 @@ static void flushes_check(ofi_t *o)
 
 static void op_complete(ofi_t *o, ofi_op_t *op, gv_status_t status)
 {
-    gv_req_t *req = op->req;
+    gv_req_t *req  = op->req;
+    int       rma  = (op->ctx.kind == OFI_CTX_RMA);
+    int       dst  = op->dst;
+    uint64_t  rseq = op->rseq;
 
-    if (op->ctx.kind == OFI_CTX_RMA) {
+    if (rma) {
         if ((status == GV_OK) && (op->result_p != NULL))
             *op->result_p = op->result;
-        o->peers[op->dst].outstanding--;
+        o->peers[dst].outstanding--;
         o->total_outstanding--;
     }
     op_put(o, op);
     if (req != NULL)
         req->cb(req, status);
-    if ((op->ctx.kind == OFI_CTX_RMA) && (o->flushes != NULL))
-        flushes_check(o);
+    if (rma && (o->flushes != NULL))
+        flushes_count(o, dst, rseq);
 }
 
 static int is_peer_error(int err)
@@ -823,6 +833,7 @@ static gv_status_t rma_issued(ofi_t *o, ofi_op_t *op)
     o->peers[op->dst].eagain_since_ns = 0;
     o->peers[op->dst].outstanding++;
     o->total_outstanding++;
+    op->rseq = o->rseq_next++;
     return (op->req != NULL) ? GV_INPROGRESS : GV_OK;
 }
 
@@ -1022,11 +1033,13 @@ static gv_status_t ofi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
         gv_error("ofi: flush with operations outstanding needs a request");
         return GV_ERR_INVALID;
     }
-    f       = gv_malloc(sizeof(*f));
-    f->dst  = dst;
-    f->req  = req;
-    f->next = o->flushes;
-    o->flushes = f;
+    f            = gv_malloc(sizeof(*f));
+    f->dst       = dst;
+    f->before    = o->rseq_next;
+    f->remaining = n;
+    f->req       = req;
+    f->next      = o->flushes;
+    o->flushes   = f;
     return GV_INPROGRESS;
 }
 
