@@ -77,6 +77,7 @@
 #define UCX_RBUF_BUDGET  (128u << 20) /* ... and in bytes */
 #define UCX_RBUF_ALIGN   (64u << 10) /* their sizes are multiples of this */
 #define UCX_FINI_MAX_S   10          /* longest fini waits for a flush/close */
+#define UCX_RNDV_INFLIGHT 4          /* rendezvous receives started at once */
 
 enum { UCX_ERR_MODE_PEER, UCX_ERR_MODE_NONE }; /* GV_UCX_ERR_MODE values */
 
@@ -91,10 +92,19 @@ typedef struct ucx_tl   ucx_tl_t;
 typedef struct ucx_peer ucx_peer_t;
 
 /* A received frame waiting for its turn (or for its rendezvous data). */
-typedef enum { RX_WAIT, RX_READY, RX_DROP } ucx_rx_state_t;
+typedef enum {
+    RX_PENDING, /* rendezvous announced, receive not started yet */
+    RX_WAIT,    /* rendezvous receive in flight */
+    RX_READY,
+    RX_DROP
+} ucx_rx_state_t;
 typedef struct ucx_rx ucx_rx_t;
 struct ucx_rx {
     ucx_rx_t      *next;
+    ucx_rx_t      *pnext;   /* queue of rendezvous receives to start */
+    void          *desc;    /* UCX's rendezvous descriptor while pending */
+    uint8_t        hdr[GV_TL_MAX_HDR]; /* format B upper header */
+    size_t         hlen;
     ucx_peer_t    *peer;
     uint32_t       seq;
     ucx_rx_state_t state;
@@ -146,6 +156,9 @@ struct ucx_tl {
     uint32_t      tag;
     uint64_t      features;
     ucx_peer_t   *peers;
+    unsigned      rndv_inflight;
+    int           rndv_pumping;
+    ucx_rx_t     *rndv_head, *rndv_tail; /* RX_PENDING, arrival order */
     ucx_txd_t    *txd_free;
     unsigned      txd_out;
     size_t        tx_copy_bytes; /* large payloads copied, in flight */
@@ -328,7 +341,7 @@ static void ucx_rx_drain(ucx_tl_t *ux, ucx_peer_t *peer)
     ucx_rx_t *rx;
 
     while (((rx = peer->rx_head) != NULL) && (rx->seq == peer->rx_next) &&
-           (rx->state != RX_WAIT)) {
+           (rx->state != RX_WAIT) && (rx->state != RX_PENDING)) {
         peer->rx_head = rx->next;
         if (peer->rx_head == NULL)
             peer->rx_tail = NULL;
@@ -411,6 +424,8 @@ static void ucx_peer_lost(ucx_peer_t *peer, const char *fmt, ...)
     gv__peer_failed(peer->rank, "ucx: %s", msg);
 }
 
+static void ucx_rndv_pump(ucx_tl_t *ux);
+
 static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
                           void *user_data)
 {
@@ -419,6 +434,7 @@ static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
     ucx_tl_t   *ux   = peer->ux;
 
     ucp_request_free(request);
+    ux->rndv_inflight--;
     if ((status == UCS_OK) && (length == rx->expect)) {
         rx->state = RX_READY;
     } else {
@@ -431,7 +447,65 @@ static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
                       "(%zu bytes arrived)", rx->expect,
                       ucs_status_string(status), length);
     }
+    ucx_rndv_pump(ux);
     ucx_rx_drain(ux, peer);
+}
+
+/* Start the rendezvous receive of @a rx: into a reused buffer, right
+ * behind the upper header, so that the delivered frame is contiguous. */
+static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
+{
+    ucp_request_param_t p;
+    ucs_status_ptr_t    sp;
+
+    rx->buf   = ucx_rbuf_get(ux, rx->len, &rx->cap);
+    rx->state = RX_WAIT;
+    memcpy(rx->buf, rx->hdr, rx->hlen);
+    ux->rndv_inflight++;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.recv_am   = ucx_rndv_done;
+    p.user_data    = rx;
+    /* The completion may run inside this call; rx is queued already, so
+     * that is fine, and we do not touch a returned request afterwards. */
+    sp = ucp_am_recv_data_nbx(ux->worker, rx->desc,
+                              (uint8_t *)rx->buf + rx->hlen, rx->expect, &p);
+    rx->desc = NULL;
+    if (UCS_PTR_IS_ERR(sp)) {
+        ux->rndv_inflight--;
+        ux->st.rx_bad++;
+        rx->state = RX_DROP;
+        ucx_peer_lost(rx->peer, "cannot start a rendezvous receive of %zu "
+                      "bytes: %s", rx->expect,
+                      ucs_status_string(UCS_PTR_STATUS(sp)));
+    } else if (sp == NULL) {
+        ux->rndv_inflight--;
+        rx->state = RX_READY;
+    }
+}
+
+/* Start queued rendezvous receives while fewer than UCX_RNDV_INFLIGHT run.
+ * Starting all at once (a burst of announcements arrives in one progress
+ * call) spreads the data over as many buffers as messages in flight, out
+ * of the cache by the time they are delivered; a few at a time keeps the
+ * working set small, and the receiving core copies one at a time anyway.
+ * Not re-entrant: a receive that completes inside ucx_rndv_start() calls
+ * back here. */
+static void ucx_rndv_pump(ucx_tl_t *ux)
+{
+    ucx_rx_t *rx;
+
+    if (ux->rndv_pumping)
+        return;
+    ux->rndv_pumping = 1;
+    while ((ux->rndv_inflight < UCX_RNDV_INFLIGHT) &&
+           ((rx = ux->rndv_head) != NULL)) {
+        ux->rndv_head = rx->pnext;
+        if (ux->rndv_head == NULL)
+            ux->rndv_tail = NULL;
+        ucx_rndv_start(ux, rx);
+        ucx_rx_drain(ux, rx->peer);
+    }
+    ux->rndv_pumping = 0;
 }
 
 static ucs_status_t ucx_am_cb(void *arg, const void *header,
@@ -511,32 +585,23 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
     }
 
     if (rndv) {
-        ucp_request_param_t p;
-        ucs_status_ptr_t    sp;
-
         ux->st.rx_rndv++;
-        rx->buf    = ucx_rbuf_get(ux, rx->len, &rx->cap);
+        rx->desc   = data;
         rx->expect = length;
-        rx->state  = RX_WAIT;
-        memcpy(rx->buf, (const uint8_t *)header + sizeof(fh), hlen);
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                         UCP_OP_ATTR_FIELD_USER_DATA;
-        p.cb.recv_am   = ucx_rndv_done;
-        p.user_data    = rx;
-        /* The completion may run inside this call (CMA gets are
-         * synchronous): rx is queued already, so that is fine, and we do
-         * not touch a returned request afterwards. */
-        sp = ucp_am_recv_data_nbx(ux->worker, data, (uint8_t *)rx->buf + hlen,
-                                  length, &p);
-        if (UCS_PTR_IS_ERR(sp)) {
-            ux->st.rx_bad++;
-            rx->state = RX_DROP;
-            ucx_peer_lost(peer, "cannot start a rendezvous receive of %zu "
-                          "bytes: %s", length,
-                          ucs_status_string(UCS_PTR_STATUS(sp)));
-        } else if (sp == NULL) {
-            rx->state = RX_READY;
-        }
+        rx->hlen   = hlen;
+        rx->state  = RX_PENDING;
+        memcpy(rx->hdr, (const uint8_t *)header + sizeof(fh), hlen);
+        if (ux->rndv_tail != NULL)
+            ux->rndv_tail->pnext = rx;
+        else
+            ux->rndv_head = rx;
+        ux->rndv_tail = rx;
+        ucx_rndv_pump(ux);
+        /* Still the tail of the start queue: not started (and not freed,
+         * which a started one may be by now). UCX keeps the descriptor
+         * until we start the receive. */
+        if (ux->rndv_tail == rx)
+            return UCS_INPROGRESS;
         ucx_rx_drain(ux, peer);
         return UCS_OK;
     }
@@ -1021,7 +1086,10 @@ static void ucx_free_all(ucx_tl_t *ux)
                 ux->peers[i].rx_head = rx->next;
                 /* A rendezvous receive still in flight owns its buffer
                  * until the worker is destroyed; leak it rather than free
-                 * memory UCX may write. */
+                 * memory UCX may write. One not started gives its
+                 * descriptor back. */
+                if (rx->state == RX_PENDING)
+                    ucp_am_data_release(ux->worker, rx->desc);
                 if (rx->state != RX_WAIT)
                     ucx_rx_free(ux, rx);
             }
