@@ -231,7 +231,7 @@ static uint32_t pack_apply(const uint8_t *e, uint32_t n, int src)
             bad++;
             continue;
         }
-        __builtin_prefetch(ptr[i], 1, 0);
+        __builtin_prefetch(ptr[i], 1, 3);
     }
     for (i = 0; i < n; i++)
         if (ptr[i] != NULL)
