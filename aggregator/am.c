@@ -43,11 +43,20 @@ typedef struct {
     unsigned   queued;       /* messages in the queue, open batch included */
     int        backlogged;   /* in the backlog list */
     int        dirty;        /* in the open list */
-    /* reassembly of fragmented messages from this rank */
-    uint8_t   *frag_buf;
-    uint32_t   frag_total, frag_got;
-    uint16_t   frag_id;
+    uint32_t   next_stream;  /* id of our next fragmented message to it */
+    /* fragmented messages from this rank being reassembled: usually none
+     * or one, more when several workers send large messages at once */
+    struct reasm *reasm;
+    unsigned      nreasm;
 } peer_t;
+
+#define REASM_MAX 64 /* concurrent fragmented messages from one rank */
+typedef struct reasm {
+    struct reasm *next;
+    uint32_t      stream, total, got;
+    uint16_t      id;
+    uint8_t      *buf;
+} reasm_t;
 
 typedef struct {
     gv_am_handler_fn_t fn;
@@ -181,6 +190,22 @@ static void close_open(peer_t *p)
         return;
     set_hdr(m, GV_WIRE_BATCH, 0);
     p->open = NULL;
+}
+
+static void remove_open(int dst);
+
+/* Queue a message that travels on its own. The open batch, if any, is
+ * closed first: it must stay the queue's tail, and the message must not
+ * overtake what is already in it. */
+static void enqueue_single(int dst, out_msg_t *m)
+{
+    peer_t *p = &am.peers[dst];
+
+    if (p->open != NULL) {
+        close_open(p);
+        remove_open(dst);
+    }
+    enqueue(p, m);
 }
 
 /* Hand queued messages to the transport until it refuses one. */
@@ -326,6 +351,7 @@ static void recv_frag(int src, const uint8_t *data, size_t len)
 {
     peer_t        *p = &am.peers[src];
     gv_wire_frag_t f;
+    reasm_t       *r, **rp;
 
     if (len < sizeof(f)) {
         reject(src, "truncated fragment header");
@@ -337,27 +363,39 @@ static void recv_frag(int src, const uint8_t *data, size_t len)
         reject(src, "fragment lengths do not add up");
         goto broken;
     }
+    for (rp = &p->reasm; (*rp != NULL) && ((*rp)->stream != f.stream);
+         rp = &(*rp)->next)
+        ;
+    r = *rp;
     if (f.offset == 0) {
-        if (p->frag_buf != NULL) {
-            reject(src, "new fragmented message before the last ended");
+        if ((r != NULL) || (p->nreasm >= REASM_MAX)) {
+            reject(src, (r != NULL) ? "fragmented message restarted"
+                                    : "too many fragmented messages at once");
             goto broken;
         }
-        p->frag_buf   = gv_malloc(f.total);
-        p->frag_total = f.total;
-        p->frag_got   = 0;
-        p->frag_id    = f.h.id;
-    } else if ((p->frag_buf == NULL) || (f.offset != p->frag_got) ||
-               (f.total != p->frag_total) || (f.h.id != p->frag_id)) {
+        r         = gv_malloc(sizeof(*r));
+        r->stream = f.stream;
+        r->total  = f.total;
+        r->got    = 0;
+        r->id     = f.h.id;
+        r->buf    = gv_malloc(f.total);
+        r->next   = p->reasm;
+        p->reasm  = r;
+        rp        = &p->reasm;
+        p->nreasm++;
+    } else if ((r == NULL) || (f.offset != r->got) || (f.total != r->total) ||
+               (f.h.id != r->id)) {
         reject(src, "fragment out of sequence");
         goto broken;
     }
-    memcpy(p->frag_buf + f.offset, data + sizeof(f), f.h.len);
-    p->frag_got += f.h.len;
-    if (p->frag_got == p->frag_total) {
-        uint8_t *buf = p->frag_buf;
-        p->frag_buf  = NULL;
-        dispatch(src, p->frag_id, buf, p->frag_total);
-        gv_free(buf);
+    memcpy(r->buf + f.offset, data + sizeof(f), f.h.len);
+    r->got += f.h.len;
+    if (r->got == r->total) {
+        *rp = r->next;
+        p->nreasm--;
+        dispatch(src, r->id, r->buf, r->total);
+        gv_free(r->buf);
+        gv_free(r);
     }
     return;
 broken:
@@ -496,26 +534,36 @@ static int send_direct(int dst, const void *hdr, size_t hdr_len,
     }
 }
 
+/* A message larger than the transport carries travels as fragments of one
+ * stream. Waiting between fragments may run handlers or other workers that
+ * send to dst too, even large messages: streams carry ids, so the receiver
+ * reassembles interleaved ones. */
 static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
                        size_t len)
 {
-    peer_t *p     = &am.peers[dst];
-    size_t  chunk = am.max_msg - sizeof(gv_wire_frag_t);
-    size_t  off   = 0;
+    peer_t  *p      = &am.peers[dst];
+    size_t   chunk  = am.max_msg - sizeof(gv_wire_frag_t);
+    size_t   off    = 0;
+    uint32_t stream = p->next_stream++;
 
     do {
         size_t         n = (len - off < chunk) ? len - off : chunk;
         gv_wire_frag_t f = {{GV_WIRE_FRAG, 0, id, (uint32_t)n},
-                            (uint32_t)len, (uint32_t)off};
+                            (uint32_t)len, (uint32_t)off, stream};
         out_msg_t     *m;
 
+        if (p->open != NULL) {
+            close_open(p);
+            remove_open(dst);
+            ship(dst);
+        }
         if (!send_direct(dst, &f, sizeof(f), payload + off, n)) {
             m = msg_new(dst, n, 0);
             memcpy(m->hdr, &f, sizeof(f));
             m->hdr_len = sizeof(f);
             m->len     = n;
             memcpy(m->data, payload + off, n);
-            enqueue(p, m);
+            enqueue_single(dst, m);
             ship(dst);
             drain_to(dst, am.credits);
         }
@@ -590,20 +638,24 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     p   = &am.peers[dst];
     rec = gv_wire_rec_size(len);
     if (am.aggregate && (rec <= am.batch_max_rec)) {
-        m = p->open;
-        if (m != NULL) { /* full: ship it, open another */
-            close_open(p);
+        /* Waiting for credit runs handlers (and other workers) that may
+         * send to dst as well and open a batch: look again after it. */
+        while (((m = p->open) == NULL) || (m->len + rec > am.agg_bytes)) {
+            if (m == NULL) {
+                m       = msg_new(dst, am.agg_bytes, 1);
+                p->open = m;
+                enqueue(p, m);
+                p->open_ns = gv__now_ns();
+                if (!p->dirty) {
+                    p->dirty                = 1;
+                    am.openlist[am.nopen++] = dst;
+                }
+                break;
+            }
+            close_open(p); /* full: ship it */
             am.stats.flush_full++;
             ship(dst);
             drain_to(dst, am.credits);
-        }
-        m       = msg_new(dst, am.agg_bytes, 1);
-        p->open = m;
-        enqueue(p, m);
-        p->open_ns = gv__now_ns();
-        if (!p->dirty) {
-            p->dirty                = 1;
-            am.openlist[am.nopen++] = dst;
         }
         m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
         return GV_OK;
@@ -628,7 +680,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (len > 0)
         memcpy(m->data, payload, len);
     set_hdr(m, GV_WIRE_AM, id);
-    enqueue(p, m);
+    enqueue_single(dst, m);
     ship(dst);
     drain_to(dst, am.credits);
     return GV_OK;
@@ -688,7 +740,7 @@ static void ctrl_send(int dst, uint16_t op, const ctrl_msg_t *c)
     m->len = sizeof(*c);
     memcpy(m->data, c, sizeof(*c));
     set_hdr(m, GV_WIRE_CTRL, op);
-    enqueue(&am.peers[dst], m);
+    enqueue_single(dst, m);
     ship(dst);
 }
 
@@ -858,7 +910,12 @@ void gv__am_fini(void)
             am.peers[i].head = m->next;
             msg_free(m);
         }
-        gv_free(am.peers[i].frag_buf);
+        while (am.peers[i].reasm != NULL) {
+            reasm_t *r         = am.peers[i].reasm;
+            am.peers[i].reasm = r->next;
+            gv_free(r->buf);
+            gv_free(r);
+        }
     }
     while ((m = am.free_batches) != NULL) {
         am.free_batches = m->next;

@@ -16,8 +16,9 @@
  *                    +-----+-----+---------+        +-----+-------+---------+---------+
  *   GV_WIRE_FRAG   one piece of a message larger than the transport's
  *                  largest: id = handler, len = bytes in this piece, then
- *                  u32 total, u32 offset (16-byte header); pieces of one
- *                  message follow each other in order.
+ *                  u32 total, u32 offset, u32 stream (20-byte header);
+ *                  pieces of one stream arrive in order, and pieces of
+ *                  different streams from one sender may interleave.
  *   GV_WIRE_CTRL   runtime control (barrier waves): id = op, len = bytes.
  *
  * SPDX-License-Identifier: BSD-3-Clause */
@@ -46,6 +47,7 @@ typedef struct {
     gv_wire_hdr_t h;
     uint32_t      total;
     uint32_t      offset;
+    uint32_t      stream;  /* the sender's id of this fragmented message */
 } gv_wire_frag_t;
 
 #define GV_WIRE_LONG_REC 0xFFFFu

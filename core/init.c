@@ -8,6 +8,7 @@
 #include "aggregator/am_internal.h"
 #include "aggregator/rma_internal.h"
 #include "tasking/task_internal.h"
+#include "dsm/dsm_internal.h"
 
 #include <sched.h>
 #include <stdarg.h>
@@ -223,6 +224,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;
     gv__task_init();
+    gv__dsm_init();
     if (gv__env.INFO && (boot->rank == 0)) {
         char caps[64];
         gv__tl_caps_str(tl->attr.caps, caps, sizeof(caps));
@@ -249,6 +251,7 @@ void gv_finalize(void)
     if (!gv__ctx.initialized)
         return;
     gv_barrier();
+    gv__dsm_fini();
     gv__task_fini();
     gv_barrier();
     if (gv__env.STATS)

@@ -791,10 +791,15 @@ gv_status_t gv_run_all(gv_task_fn_t fn, const void *args, size_t len)
 
 /* ---- init, fini, stats -------------------------------------------------- */
 
-/* The core's wait policy calls this when a wait found nothing to do. */
+/* The core's wait policy calls this when a wait found nothing to do: if
+ * another worker or a queued task can run, the waiting flow (a worker, or
+ * the main flow) yields to it and the wait polls again afterwards; if not,
+ * it returns 0 and the wait goes on to block in the transport, so an idle
+ * rank still sleeps. */
 static int wait_yield_hook(void)
 {
-    if (!gv_task_in_worker())
+    if (!S.up || (S.current == sys_worker) ||
+        (rq_empty() && taskq_empty(&S.priv) && taskq_empty(&S.pub)))
         return 0;
     gv_yield();
     return 1;

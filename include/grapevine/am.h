@@ -59,7 +59,9 @@ void gv_flush(void);
 /**
  * Barrier with quiescence: returns on every rank only once every message
  * sent by any rank before it entered the barrier, and every message those
- * handlers sent in turn, has been handled.
+ * handlers sent in turn, has been handled. One flow per rank calls it (the
+ * main flow or one worker); while it waits, the rank's other workers and
+ * queued tasks run. Not from a handler.
  */
 void gv_barrier(void);
 

@@ -67,7 +67,9 @@ static mr_case_t cases[] = {
     ALL_TLS_ENV("mr_alltoall", 2, "-n 3000 -S 8192", 90, "GV_AGGREGATE=0"),
     ALL_TLS_ENV("mr_barrier", 4, "", 90, "GV_AGGREGATE=0"),
     ALL_TLS_ENV("mr_slow", 3, "", 120, "GV_AGG_BYTES=4096 GV_AGG_CREDITS=2"),
-    ALL_TLS_ENV("mr_storm", 8, "", 120, "GV_AGG_BYTES=256 GV_AGG_CREDITS=1"),
+    ALL_TLS_ENV("mr_storm", 8, "", 120,
+                "GV_AGG_BYTES=256 GV_AGG_CREDITS=1 GV_SHM_RING=8192 "
+                "GV_TCP_SENDQ=65536"),
     ALL_TLS("mr_alltoall", 2, "-n 400000 -S 48", 180),
     ALL_TLS("mr_finalize", 4, "", 60),
     ALL_TLS("mr_ucx_order", 2, "", 90),
