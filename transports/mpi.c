@@ -62,7 +62,6 @@ enum {
 #define SEND_NOW_MAX  1024                   /* sent with MPI_Send (see am_send) */
 #define NSPARE        8                      /* payload buffers kept for reuse */
 #define SPARE_MAX     ((size_t)16 << 20)     /* ... up to this many bytes */
-#define PAYLOAD_RECVS 2                      /* payload receives posted at once */
 
 typedef struct {
     uint64_t payload_len;
@@ -129,7 +128,6 @@ typedef struct {
     mpi_peer_t   *peers;
     int          *held_peers;
     int           nheld_peers;
-    unsigned      npayload;        /* payload receives posted */
     uint8_t      *spare_buf[NSPARE]; /* recycled payload buffers */
     size_t        spare_cap[NSPARE];
 
@@ -254,11 +252,12 @@ static held_t *held_append(mpi_tl_t *m, int src)
     return h;
 }
 
-/* Post payload receives for src's waiting RTSs, in queue order, while
- * fewer than PAYLOAD_RECVS are posted. Few at a time, so that the same
- * recycled buffers (warm in the cache) take one payload after another:
- * within a node MPI copies a payload only once its receive is posted, so
- * posting more would buy no overlap, only colder memory. */
+/* Post the payload receive of src's first waiting RTS, unless one of src's
+ * payloads is already posted: one at a time per sender, so that the same
+ * recycled buffer (warm in the cache) takes one payload after another.
+ * Within a node MPI copies a payload only once its receive is posted, so
+ * posting more would buy no overlap, only colder memory; across nodes it
+ * costs one round trip per payload. Delivery is in order anyway. */
 static void held_post(mpi_tl_t *m, int src)
 {
     ERRBUF;
@@ -266,25 +265,26 @@ static void held_post(mpi_tl_t *m, int src)
     int     rc;
 
     for (h = m->peers[src].head; h != NULL; h = h->next) {
-        if (m->npayload >= PAYLOAD_RECVS)
+        if (h->state == HELD_POSTED)
             return;
-        if (h->state != HELD_WAITING)
-            continue;
-        h->buf = payload_buf_get(m, h->len, &h->cap);
-        memcpy(h->buf, h->hdr, h->hdr_len);
-        rc = MPI_Irecv(h->buf + h->hdr_len, (int)h->expect, MPI_BYTE, src,
-                       TAG_DATA, m->data_comm, &h->req);
-        if (rc != MPI_SUCCESS) {
-            h->req   = MPI_REQUEST_NULL;
-            h->state = HELD_READY;
-            h->len   = 0; /* delivered as nothing: dropped */
-            gv__peer_failed(src, "MPI_Irecv of a %zu-byte payload failed: "
-                            "%s", h->expect, ERRSTR(rc));
-            continue;
-        }
-        h->state = HELD_POSTED;
-        m->npayload++;
+        if (h->state == HELD_WAITING)
+            break;
     }
+    if (h == NULL)
+        return;
+    h->buf = payload_buf_get(m, h->len, &h->cap);
+    memcpy(h->buf, h->hdr, h->hdr_len);
+    rc = MPI_Irecv(h->buf + h->hdr_len, (int)h->expect, MPI_BYTE, src,
+                   TAG_DATA, m->data_comm, &h->req);
+    if (rc != MPI_SUCCESS) {
+        h->req   = MPI_REQUEST_NULL;
+        h->state = HELD_READY;
+        h->len   = 0; /* delivered as nothing: dropped */
+        gv__peer_failed(src, "MPI_Irecv of a %zu-byte payload failed: %s",
+                        h->expect, ERRSTR(rc));
+        return;
+    }
+    h->state = HELD_POSTED;
 }
 
 /* An RTS from src (already known to be a valid peer): validate it, then
@@ -422,7 +422,6 @@ static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
 
                 if ((rc == MPI_SUCCESS) && !done)
                     break;
-                m->npayload--;
                 h->state = HELD_READY;
                 if (rc != MPI_SUCCESS) {
                     reject(m, src, "payload receive from rank %d failed (%lld"
