@@ -1,11 +1,9 @@
 /* DSM layer setup, global address helpers, the table of requests waiting
  * for replies, and function pointers on the wire.
  * SPDX-License-Identifier: BSD-3-Clause */
-#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "dsm/dsm_internal.h"
 
 #include <inttypes.h>
-#include <link.h>
 #include <stdio.h>
 
 #define BAD_LOG_MAX 10 /* log this many bad addresses, then count only */
@@ -221,82 +219,6 @@ gv_status_t gv__dreq_wait(uint64_t token, size_t *len_p)
     return status;
 }
 
-/* ---- function pointers ---------------------------------------------------- */
-
-/* The same binary runs on every rank, but address-space randomisation puts
- * its code at different addresses: a function travels as (index of the
- * loaded object in dl_iterate_phdr order, offset from its load address),
- * and the receiver accepts it only inside an executable segment. */
-typedef struct {
-    uint32_t  mod;
-    uintptr_t base, lo, hi;
-} seg_t;
-
-static seg_t   *segs;
-static unsigned nsegs, segs_cap, nmods, last_seg;
-
-static int seg_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    int i;
-
-    for (i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if ((ph->p_type != PT_LOAD) || !(ph->p_flags & PF_X))
-            continue;
-        if (nsegs == segs_cap) {
-            segs_cap = (segs_cap == 0) ? 16 : segs_cap * 2;
-            segs     = gv_realloc(segs, segs_cap * sizeof(*segs));
-        }
-        segs[nsegs].mod  = nmods;
-        segs[nsegs].base = (uintptr_t)info->dlpi_addr;
-        segs[nsegs].lo   = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
-        segs[nsegs].hi   = segs[nsegs].lo + ph->p_memsz;
-        nsegs++;
-    }
-    nmods++;
-    return 0;
-}
-
-static void segs_build(void)
-{
-    nsegs = nmods = last_seg = 0;
-    dl_iterate_phdr(seg_cb, NULL);
-}
-
-int gv__fn_encode(const void *fn, gv__fnref_t *ref_p)
-{
-    uintptr_t a = (uintptr_t)fn;
-    unsigned  i, pass;
-
-    for (pass = 0; pass < 2; pass++) {
-        for (i = 0; i < nsegs; i++) {
-            unsigned k = (last_seg + i) % nsegs;
-            if ((a >= segs[k].lo) && (a < segs[k].hi)) {
-                last_seg   = k;
-                ref_p->mod = segs[k].mod;
-                ref_p->pad = 0;
-                ref_p->off = a - segs[k].base;
-                return 1;
-            }
-        }
-        segs_build(); /* a library may have been loaded since */
-    }
-    return 0;
-}
-
-void *gv__fn_decode(const gv__fnref_t *ref)
-{
-    unsigned i;
-
-    for (i = 0; i < nsegs; i++) {
-        if ((segs[i].mod != ref->mod) ||
-            (ref->off < segs[i].lo - segs[i].base) ||
-            (ref->off >= segs[i].hi - segs[i].base))
-            continue;
-        return (void *)(segs[i].base + (uintptr_t)ref->off);
-    }
-    return NULL;
-}
 
 /* ---- setup ---------------------------------------------------------------- */
 
@@ -334,7 +256,6 @@ void gv__dsm_init(void)
     gv__geo.top     = gv__geo.heap_len & ~gv__geo.bmask;
     gv__geo.nlocal  = gv__geo.top >> gv__geo.bshift;
     gv__geo.nglobal = gv__geo.nlocal * (uint64_t)gv__geo.size;
-    segs_build();
     /* Handlers: the same order on every rank. */
     gv__heap_init();
     gv__gce_init();
@@ -361,8 +282,5 @@ void gv__dsm_fini(void)
     reqs     = NULL;
     req_free = NULL;
     nreqs = nfree = 0;
-    gv_free(segs);
-    segs  = NULL;
-    nsegs = segs_cap = 0;
     gv__geo.up = 0;
 }

@@ -9,6 +9,7 @@
 #include <grapevine/dsm.h>
 #include <grapevine/rma.h>
 #include "core/core.h"
+#include "core/fnref.h"
 #include "dsm/gaddr.h"
 
 /* Called by gv_init after the tasking layer is up (it registers handlers,
@@ -46,16 +47,7 @@ void        gv__dreq_reply(uint64_t token, gv_status_t status,
 gv_status_t gv__dreq_wait(uint64_t token, size_t *len_p);
 void        gv__dreq_free(uint64_t token);
 
-/* ---- function pointers as (object, offset) (dsm.c) ----------------------- */
-
-typedef struct {
-    uint32_t mod;
-    uint32_t pad;
-    uint64_t off;
-} gv__fnref_t;
-
-int   gv__fn_encode(const void *fn, gv__fnref_t *ref_p);
-void *gv__fn_decode(const gv__fnref_t *ref);  /* NULL if not code here */
+/* Function pointers travel as gv__fnref_t (core/fnref.h). */
 
 /* ---- counters ------------------------------------------------------------ */
 

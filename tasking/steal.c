@@ -24,11 +24,10 @@
  * tasks were stolen is finish.c's business: a task leaving its scope's home
  * marks the scope exported.
  */
-#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "tasking/task_internal.h"
+#include "core/fnref.h"
 #include <grapevine/am.h>
 
-#include <link.h>
 
 #define S         gv__sched
 #define STEAL_MAX 256
@@ -48,84 +47,23 @@ typedef struct {
     uint32_t count;      /* wire_task_t records that follow */
 } steal_hdr_t;
 
-/* ---- function pointers <-> (module, offset) ----------------------------- */
-
-typedef struct {
-    uint32_t  mod;
-    uintptr_t base, lo, hi;   /* executable segment [lo, hi) */
-} seg_t;
-
-static seg_t   *segs;
-static unsigned nsegs, segs_cap, nmods;
-static unsigned last_seg;
-
-static int seg_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    int i;
-
-    for (i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if ((ph->p_type != PT_LOAD) || !(ph->p_flags & PF_X))
-            continue;
-        if (nsegs == segs_cap) {
-            segs_cap = (segs_cap == 0) ? 16 : segs_cap * 2;
-            segs     = gv_realloc(segs, segs_cap * sizeof(*segs));
-        }
-        segs[nsegs].mod  = nmods;
-        segs[nsegs].base = (uintptr_t)info->dlpi_addr;
-        segs[nsegs].lo   = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
-        segs[nsegs].hi   = segs[nsegs].lo + ph->p_memsz;
-        nsegs++;
-    }
-    nmods++;
-    return 0;
-}
-
-static void segs_build(void)
-{
-    nsegs = nmods = 0;
-    last_seg      = 0;
-    dl_iterate_phdr(seg_cb, NULL);
-}
+/* ---- function pointers: core/fnref.h ------------------------------------ */
 
 static int fn_encode(gv_task_fn_t fn, uint32_t *mod_p, uint64_t *off_p)
 {
-    uintptr_t a = (uintptr_t)fn;
-    unsigned  i, pass;
+    gv__fnref_t ref;
 
-    for (pass = 0; pass < 2; pass++) {
-        if ((last_seg < nsegs) && (a >= segs[last_seg].lo) &&
-            (a < segs[last_seg].hi)) {
-            *mod_p = segs[last_seg].mod;
-            *off_p = a - segs[last_seg].base;
-            return 1;
-        }
-        for (i = 0; i < nsegs; i++) {
-            if ((a >= segs[i].lo) && (a < segs[i].hi)) {
-                last_seg = i;
-                *mod_p   = segs[i].mod;
-                *off_p   = a - segs[i].base;
-                return 1;
-            }
-        }
-        segs_build(); /* a library may have been loaded since */
-    }
-    return 0;
+    if (!gv__fn_encode((const void *)fn, &ref))
+        return 0;
+    *mod_p = ref.mod;
+    *off_p = ref.off;
+    return 1;
 }
 
 static gv_task_fn_t fn_decode(uint32_t mod, uint64_t off)
 {
-    unsigned i;
-
-    for (i = 0; i < nsegs; i++) {
-        if (segs[i].mod != mod)
-            continue;
-        if ((off < segs[i].lo - segs[i].base) ||
-            (off >= segs[i].hi - segs[i].base))
-            continue;
-        return (gv_task_fn_t)(segs[i].base + (uintptr_t)off);
-    }
-    return NULL;
+    gv__fnref_t ref = {mod, 0, off};
+    return (gv_task_fn_t)gv__fn_decode(&ref);
 }
 
 gv_status_t gv__fn_check(gv_task_fn_t fn)
@@ -401,7 +339,6 @@ void gv__steal_init(void)
 {
     gv_status_t status;
 
-    segs_build();
     steal_seq = 0;
     status    = gv_am_register(am_spawn_cb, NULL, &am_spawn);
     if (status == GV_OK)
@@ -415,7 +352,4 @@ void gv__steal_init(void)
 
 void gv__steal_fini(void)
 {
-    gv_free(segs);
-    segs  = NULL;
-    nsegs = segs_cap = nmods = 0;
 }
