@@ -41,17 +41,11 @@
  * Peer failure. Endpoints in UCP_ERR_HANDLING_MODE_PEER get an error
  * callback that reports the rank through gv__peer_failed() (a failed send
  * or rendezvous receive does the same), so a dead rank stops the job
- * instead of hanging it. UCX 1.13 has no peer-failure support on its
- * shared-memory transports (sysv, posix, xpmem): in peer mode it drops
- * them, which fails with UCX_TLS=sm and moves node-local traffic onto tcp
- * (30x the latency) with the default UCX_TLS. Hence, with GV_UCX_ERR_MODE
- * peer (the default), ranks on other nodes use peer mode and ranks on the
- * same node use it only when UCX_TLS leaves no shared-memory transport
- * (UCX_TLS=tcp: peer mode costs nothing there); on a node, the launcher
- * (gvrun, mpirun, srun) sees a local rank die and stops the job. Setting
- * GV_UCX_ERR_MODE=peer explicitly asks for peer mode on the node too
- * (falling back, on every rank together and with a warning, where UCX
- * cannot); GV_UCX_ERR_MODE=none turns it off everywhere.
+ * instead of hanging it. By default (GV_UCX_ERR_MODE peer) that is the mode
+ * towards ranks on other nodes; towards ranks on the same node UCX 1.13's
+ * peer mode would drop shared memory and tcp's put/get lanes, and the
+ * launcher watches local ranks anyway, so those endpoints use mode none
+ * unless the user sets GV_UCX_ERR_MODE=peer (see ucx_connect()).
  */
 #define _GNU_SOURCE /* ppoll */
 #include "transports/transport.h"
@@ -1346,12 +1340,15 @@ static int ucx_same_node(ucx_tl_t *ux, int rank)
 /* Create every endpoint. Error mode, per pair of ranks (both ends of a
  * pair must agree, or their lanes would not match):
  *   GV_UCX_ERR_MODE none           none everywhere.
- *   GV_UCX_ERR_MODE peer, default  peer to other nodes. To ranks on this
- *       node peer too, unless UCX_TLS leaves a shared-memory transport:
- *       UCX 1.13 cannot detect a dead peer on those, so peer mode would
- *       push node-local traffic onto tcp (30x the latency) or fail
- *       (UCX_TLS=sm). The launcher on the node (gvrun, mpirun, srun)
- *       sees a local rank die and stops the job, so nothing hangs.
+ *   GV_UCX_ERR_MODE peer, default  peer to ranks on other nodes, none to
+ *       ranks on this node. Within a node, peer mode costs more than it
+ *       gives in UCX 1.13: it drops the shared-memory transports (no peer
+ *       failure support: UCX_TLS=sm fails, the default UCX_TLS falls back
+ *       to tcp at 30x the latency) and tcp's put/get lanes (rendezvous then
+ *       goes over active messages: 0.6x the bandwidth at 1 MiB), while the
+ *       launcher on the node (gvrun, mpirun, srun) sees a local rank die
+ *       and stops the job anyway (and UCX's tcp reports a reset peer to the
+ *       error callback in mode none too).
  *   GV_UCX_ERR_MODE=peer, set by the user  peer everywhere it works; if
  *       it cannot reach a rank on this node (UCX_TLS=sm), every rank
  *       falls back to none on the node, with a warning. */
@@ -1369,7 +1366,7 @@ static gv_status_t ucx_connect(ucx_tl_t *ux, const uint8_t *recs,
 #define ADDR(_i) (recs + (size_t)(_i) * rec_len + sizeof(ucx_rec_t))
 
     has_shm    = ucx_has_shm_am(ux);
-    local_peer = want && (gv__env.UCX_ERR_MODE_set || !has_shm);
+    local_peer = want && gv__env.UCX_ERR_MODE_set;
     ux->rq[0].limit = UCX_RNDV_SHM;
     ux->rq[1].limit = UCX_RNDV_NET;
     for (i = 0; i < tl->size; i++)
@@ -1522,10 +1519,10 @@ out:
     return status;
 }
 
-/* The transports that run atomics in hardware or through shared memory,
- * from the worker's "atomics:" line ("0:self/memory0, 3:sysv/memory"); an
- * empty list means UCX emulates them with active messages (tcp), which
- * needs the target to progress. */
+/* The transports that run atomics for peers in hardware or through shared
+ * memory, from the worker's "atomics:" line ("0:self/memory0, 3:sysv/
+ * memory"); an empty list means UCX emulates them with active messages
+ * (tcp), which needs the target to progress. */
 static void ucx_amo_tls(ucx_tl_t *ux, char *buf, size_t len)
 {
     char       *text = ucx_capture(ucx_print_worker, ux->worker);
@@ -1550,9 +1547,11 @@ static void ucx_amo_tls(ucx_tl_t *ux, char *buf, size_t len)
             slash = memchr(colon, '/', (size_t)(end - colon));
             if (slash == NULL)
                 break;
-            off += (size_t)snprintf(buf + off, len - off, "%s%.*s",
-                                    (off != 0) ? "," : "",
-                                    (int)(slash - colon - 1), colon + 1);
+            /* self only serves the own rank: not what peers get. */
+            if (strncmp(colon + 1, "self/", 5) != 0)
+                off += (size_t)snprintf(buf + off, len - off, "%s%.*s",
+                                        (off != 0) ? "," : "",
+                                        (int)(slash - colon - 1), colon + 1);
             p = strchr(slash, ',');
             if ((p == NULL) || (p > end))
                 break;
