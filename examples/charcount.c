@@ -1,8 +1,6 @@
 /* Character count into a distributed hash table (Grappa ATC'15, Figure 1).
  * Run: gvrun -n 4 build/examples/charcount   SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
-#include "dsm/dsm_internal.h"      /* gv__dsm_init: until gv_init calls it */
-#include "tasking/task_internal.h" /* gv__task_init: likewise */
 #include <stdio.h>
 #define N      1000000 /* characters of input */
 #define NCELLS 64      /* hash cells, one 64-byte block each */
@@ -52,8 +50,9 @@ static void run(void *unused) /* rank 0 runs this; every rank serves tasks */
 
 int main(int argc, char **argv)
 {
-    gv_init(&argc, &argv); gv__task_init(); gv__dsm_init(); gv_barrier();
+    if (gv_init(&argc, &argv) != GV_OK)
+        return 1;
     gv_run_main(run, NULL, 0);
-    gv_barrier(); gv__dsm_fini(); gv_finalize();
+    gv_finalize();
     return 0;
 }

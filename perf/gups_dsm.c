@@ -182,8 +182,6 @@ int main(int argc, char **argv)
     setenv("GV_HEAP", heap, 0);
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
-    gv__task_init();
-    gv__dsm_init();
     gv_barrier();
     me = gv_rank();
     P  = gv_nranks();
@@ -258,7 +256,6 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return (errs != 0) ? 1 : 0;
 }

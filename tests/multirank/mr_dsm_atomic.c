@@ -105,8 +105,6 @@ int main(int argc, char **argv)
     int         i, me;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
     gv_barrier();
     me    = gv_rank();
     total = (uint64_t)gv_nranks() * WORKERS * OPS;
@@ -167,7 +165,6 @@ int main(int argc, char **argv)
                gv_nranks(), WORKERS, OPS,
                (gv__env.AMO == GV_AMO_NATIVE) ? "native" : "am");
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return 0;
 }

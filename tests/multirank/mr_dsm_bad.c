@@ -53,8 +53,6 @@ int main(int argc, char **argv)
     int         me;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
     gv_barrier();
     me = gv_rank();
     P  = (uint64_t)gv_nranks();
@@ -139,7 +137,6 @@ int main(int argc, char **argv)
         printf("mr_dsm_bad: bad addresses refused and named: ok\n");
     }
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return 0;
 }

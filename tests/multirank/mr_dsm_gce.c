@@ -81,8 +81,6 @@ int main(int argc, char **argv)
     int      me, round;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
     gv_barrier();
     me = gv_rank();
     if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics())
@@ -131,7 +129,6 @@ int main(int argc, char **argv)
         printf("mr_dsm_gce: trees of %llu tasks x %d adds: ok\n",
                (unsigned long long)ntasks, ADDS);
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return 0;
 }

@@ -79,8 +79,6 @@ int main(int argc, char **argv)
     int      i, me;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
     gv_barrier();
     me = gv_rank();
     if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics())
@@ -122,7 +120,6 @@ int main(int argc, char **argv)
         printf("mr_dsm_lock: %llu increments under a cswap lock: ok\n",
                (unsigned long long)want);
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return 0;
 }

@@ -206,8 +206,6 @@ int main(int argc, char **argv)
     int      me;
 
     mr_init(&argc, &argv);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
     gv_barrier();
     me = gv_rank();
     if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics())
@@ -257,7 +255,6 @@ int main(int argc, char **argv)
     if (me == 0)
         printf("mr_dsm_loop: %d ranks: ok\n", gv_nranks());
     gv_barrier();
-    gv__dsm_fini();
     gv_finalize();
     return 0;
 }

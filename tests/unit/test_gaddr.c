@@ -19,15 +19,11 @@ static void setup(void)
 {
     setenv("GV_HEAP", "4m", 1);
     cr_assert_eq(gv_init(NULL, NULL), GV_OK);
-    gv__task_init(); /* no-op once gv_init does it */
-    gv__dsm_init();  /* likewise */
 }
 
 static void teardown(void)
 {
     gv_barrier(); /* let the last messages to self land first */
-    gv__dsm_fini();
-    gv__task_fini();
     gv_finalize();
 }
 
