@@ -123,6 +123,7 @@ typedef struct tcp_tl {
     gv_tl_tcp_counters_t cnt;
     gv_tl_recv_cb        recv_cb;
     void                *recv_arg;
+    int                  nstash;       /* events wait() left in events[] */
     struct epoll_event   events[TCP_MAX_EVENTS];
 } tcp_tl_t;
 
@@ -855,7 +856,15 @@ static unsigned tcp_step(tcp_tl_t *t, int timeout_ms)
 {
     int n, i;
 
-    n = epoll_wait(t->epfd, t->events, TCP_MAX_EVENTS, timeout_ms);
+    /* Events that wait() just collected are handled without asking epoll
+     * again. They are still current: nothing reads or frees connections
+     * between wait() and the next step. */
+    if (t->nstash > 0) {
+        n         = t->nstash;
+        t->nstash = 0;
+    } else {
+        n = epoll_wait(t->epfd, t->events, TCP_MAX_EVENTS, timeout_ms);
+    }
     for (i = 0; i < n; i++)
         handle_event(t, t->events[i].data.ptr, t->events[i].events);
     if (__builtin_expect(t->npending > 0, 0))
@@ -872,10 +881,10 @@ static unsigned tcp_progress(gv_tl_t *tl)
 
 static void tcp_wait(gv_tl_t *tl, unsigned timeout_us)
 {
-    tcp_tl_t          *t = tl->priv;
-    struct epoll_event ev;
-    struct timespec    ts;
-    uint64_t           us = timeout_us;
+    tcp_tl_t       *t = tl->priv;
+    struct timespec ts;
+    uint64_t        us = timeout_us;
+    int             n;
 
     /* Wake up in time to expire strangers that owe us a key. */
     if (t->npending > 0) {
@@ -890,10 +899,13 @@ static void tcp_wait(gv_tl_t *tl, unsigned timeout_us)
     }
     ts.tv_sec  = (time_t)(us / 1000000);
     ts.tv_nsec = (long)(us % 1000000) * 1000;
-    /* Level-triggered: whatever this reports, the next progress() sees
-     * again, so the event is not handled here. */
-    if ((epoll_pwait2(t->epfd, &ev, 1, &ts, NULL) < 0) && (errno == ENOSYS))
-        epoll_wait(t->epfd, &ev, 1, (int)((us + 999) / 1000));
+    /* The events are handled by the next progress(), which the caller
+     * runs right after this returns. */
+    n = epoll_pwait2(t->epfd, t->events, TCP_MAX_EVENTS, &ts, NULL);
+    if ((n < 0) && (errno == ENOSYS))
+        n = epoll_wait(t->epfd, t->events, TCP_MAX_EVENTS,
+                       (int)((us + 999) / 1000));
+    t->nstash = (n > 0) ? n : 0;
 }
 
 /* ---- init and fini ---------------------------------------------------- */
