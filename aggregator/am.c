@@ -48,7 +48,13 @@ typedef struct {
      * or one, more when several workers send large messages at once */
     struct reasm *reasm;
     unsigned      nreasm;
+    /* the last reassembly buffer, kept for the next large message: a fresh
+     * one per message costs an mmap, page faults and an munmap */
+    uint8_t      *spare;
+    size_t        spare_cap;
 } peer_t;
+
+#define SPARE_MAX (16u << 20) /* largest reassembly buffer kept per peer */
 
 #define REASM_MAX 64 /* concurrent fragmented messages from one rank */
 typedef struct reasm {
@@ -378,7 +384,12 @@ static void recv_frag(int src, const uint8_t *data, size_t len)
         r->total  = f.total;
         r->got    = 0;
         r->id     = f.h.id;
-        r->buf    = gv_malloc(f.total);
+        if ((p->spare != NULL) && (p->spare_cap >= f.total)) {
+            r->buf   = p->spare;
+            p->spare = NULL;
+        } else {
+            r->buf = gv_malloc(f.total);
+        }
         r->next   = p->reasm;
         p->reasm  = r;
         rp        = &p->reasm;
@@ -394,7 +405,14 @@ static void recv_frag(int src, const uint8_t *data, size_t len)
         *rp = r->next;
         p->nreasm--;
         dispatch(src, r->id, r->buf, r->total);
-        gv_free(r->buf);
+        if ((r->total <= SPARE_MAX) &&
+            ((p->spare == NULL) || (p->spare_cap < r->total))) {
+            gv_free(p->spare);
+            p->spare     = r->buf;
+            p->spare_cap = r->total;
+        } else {
+            gv_free(r->buf);
+        }
         gv_free(r);
     }
     return;
@@ -910,6 +928,7 @@ void gv__am_fini(void)
             am.peers[i].head = m->next;
             msg_free(m);
         }
+        gv_free(am.peers[i].spare);
         while (am.peers[i].reasm != NULL) {
             reasm_t *r         = am.peers[i].reasm;
             am.peers[i].reasm = r->next;

@@ -725,7 +725,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
     peers_setup(s);
     tl->priv           = s;
     tl->attr.caps      = GV_TL_CAP_AM | GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64 |
-                         GV_TL_CAP_WAIT;
+                         GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_SEND;
     tl->attr.max_msg   = s->max_msg;
     tl->attr.heap_base = own;
     snprintf(tl->attr.detail, sizeof(tl->attr.detail),

@@ -56,6 +56,8 @@ enum {
     GV_TL_CAP_RMA      = 1u << 1, /* put, get */
     GV_TL_CAP_ATOMIC64 = 1u << 2, /* atomic64: add, fetch-add, cswap, swap */
     GV_TL_CAP_WAIT     = 1u << 3, /* wait(): block until an event may be in */
+    GV_TL_CAP_WAIT_SEND = 1u << 4, /* wait() also returns when send space
+                                      that was refused frees up */
 };
 
 typedef enum {
@@ -127,9 +129,10 @@ struct gv_tl_ops {
                            gv_req_t *req);
     /* Optional (GV_TL_CAP_WAIT). Block until a message may have arrived or
      * timeout_us passed. Spurious returns are fine; sleeping through an
-     * arrival is not. Only called when the rank waits for incoming
-     * messages; a rank waiting for send resources (GV_ERR_NO_RESOURCE)
-     * yields instead, so wait() need not watch for freed send space. */
+     * arrival is not. A rank waiting for send resources (after
+     * GV_ERR_NO_RESOURCE) calls it only if the transport also declares
+     * GV_TL_CAP_WAIT_SEND (wait() returns when refused space frees up);
+     * otherwise it yields and sleeps briefly between polls. */
     void        (*wait)(gv_tl_t *tl, unsigned timeout_us);
     /* Optional (GV_TL_CAP_RMA). */
     gv_status_t (*put)(gv_tl_t *tl, int dst, uint64_t off, const void *buf,
