@@ -62,6 +62,7 @@
 
 #define UCX_AM_ID       0x4756u      /* "GV" */
 #define UCX_COPY_MAX    4096         /* format A up to this many bytes */
+#define UCX_STACK_MAX   256          /* try the short path from the stack */
 #define UCX_MAX_MSG     (256u << 20) /* attr.max_msg: caps receive buffers */
 #define UCX_RX_WINDOW   (1u << 20)   /* seq distance accepted ahead */
 #define UCX_TXD_MAX     4096         /* copies in flight before back-pressure */
@@ -677,16 +678,47 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
     peer = &ux->peers[dst];
     if (peer->failed)
         return GV_ERR_UNREACHABLE;
+    fh.src = (uint32_t)tl->rank;
+    fh.seq = peer->tx_seq;
+    fh.tag = ux->tag;
+
+    if (total <= UCX_STACK_MAX) {
+        /* Tiny frames try UCX's short path straight from the stack: when
+         * it takes them it has copied them on return, no descriptor
+         * needed. When not (too long for short here, or no room), UCX
+         * sent nothing and the descriptor path below queues it. */
+        uint64_t frame[UCX_STACK_MAX / 8];
+
+        if (hdr_len != 0)
+            memcpy(frame, hdr, hdr_len);
+        if (len != 0)
+            memcpy((uint8_t *)frame + hdr_len, payload, len);
+        p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+        sp = ucp_am_send_nbx(peer->ep, UCX_AM_ID, &fh, sizeof(fh), frame,
+                             total, &p);
+        if (sp == NULL) {
+            peer->tx_seq++;
+            return GV_OK;
+        }
+        if (!UCS_PTR_IS_ERR(sp)) { /* not allowed with FORCE_IMM_CMPL */
+            ucp_request_free(sp);
+            gv_fatal("ucx: a forced-immediate send returned a request");
+        }
+        if (UCS_PTR_STATUS(sp) != UCS_ERR_NO_RESOURCE) {
+            if (peer->failed)
+                return GV_ERR_UNREACHABLE;
+            gv_error("ucx: am_send to rank %d: %s", dst,
+                     ucs_status_string(UCS_PTR_STATUS(sp)));
+            return ucx_status(UCS_PTR_STATUS(sp));
+        }
+    }
+
     txd = ucx_txd_get(ux);
     if (txd == NULL) {
         ux->st.tx_backpressure++;
         return GV_ERR_NO_RESOURCE;
     }
-
     txd->dst = dst;
-    fh.src   = (uint32_t)tl->rank;
-    fh.seq   = peer->tx_seq;
-    fh.tag   = ux->tag;
     memcpy(txd->uhdr, &fh, sizeof(fh));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send      = ucx_send_done;
