@@ -46,6 +46,10 @@ unsigned gv_progress(void)
 }
 
 int (*gv__wait_yield_hook)(void);
+/* How long a wait polls before it blocks: GV_SPIN_US, or 2 us when ranks
+ * outnumber this node's cores and the user did not choose, because then a
+ * polling rank takes the core its peer needs. */
+static uint64_t wait_spin_ns = 50000;
 
 void gv__wait_begin(gv_waiter_t *w)
 {
@@ -89,7 +93,7 @@ void gv__wait_poll(gv_waiter_t *w)
         w->start_ns = now;
         return;
     }
-    if (now - w->start_ns < gv__env.SPIN_US * 1000ull) {
+    if (now - w->start_ns < wait_spin_ns) {
         gv__cpu_relax();
         return;
     }
@@ -211,6 +215,11 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         gv__env_warn_unknown();
     if (gv__env.BIND == GV_BIND_CORE)
         gv__topo_bind(boot->local_rank, boot->local_size);
+    wait_spin_ns = gv__env.SPIN_US * 1000ull;
+    if (!gv__env.SPIN_US_set &&
+        (boot->local_size > sysconf(_SC_NPROCESSORS_ONLN)) &&
+        (wait_spin_ns > 2000))
+        wait_spin_ns = 2000;
 
     memset(&params, 0, sizeof(params));
     params.heap_size = gv__env.HEAP;

@@ -25,6 +25,7 @@ typedef struct {
     int      fd;          /* our end of the socketpair, -1 once closed */
     int      alive;
     int      spoke;       /* sent at least one frame: a Grapevine rank */
+    int      aborted;     /* sent ABORT: its exit is expected */
     int      finalized;   /* sent FINALIZE: its exit code is its own   */
     int      status;      /* from waitpid */
     /* input assembly */
@@ -111,13 +112,50 @@ static void drain_input(int i)
         handle_input(i);
 }
 
+/* Decide what one rank's exit means. */
+static void judge_exit(int i)
+{
+    int  status = ranks[i].status;
+    char why[128];
+
+    if (stopping)
+        return;
+    /* A rank that reported an abort exits on its own: the pending abort
+     * (printed after a short delay, unless a rank's death explains it
+     * first) is its message. */
+    if (ranks[i].aborted && !WIFSIGNALED(status))
+        return;
+    /* Failure: a signal; a non-zero exit before gv_finalize; or a
+     * Grapevine rank leaving without gv_finalize while the others may wait
+     * for it in a collective. */
+    if (WIFSIGNALED(status) ||
+        (!ranks[i].finalized &&
+         ((WEXITSTATUS(status) != 0) || ranks[i].spoke))) {
+        int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                       : (WEXITSTATUS(status) != 0
+                                              ? WEXITSTATUS(status) : 1);
+        fprintf(stderr, "gvrun: rank %d (pid %d) %s%s; stopping the other "
+                "%d rank%s\n", i, (int)ranks[i].pid,
+                describe(status, why, sizeof(why)),
+                (!WIFSIGNALED(status) && WEXITSTATUS(status) == 0)
+                    ? " before gv_finalize" : "",
+                nalive, (nalive == 1) ? "" : "s");
+        stop_job(code);
+    } else if ((WEXITSTATUS(status) != 0) && (exit_code == 0)) {
+        exit_code = WEXITSTATUS(status);
+    }
+}
+
+/* Collect every exit already available, then judge the deaths by signal
+ * first: when a rank is killed, its peers notice and abort within
+ * microseconds, and the first line must name the rank that was killed. */
 static void reap(void)
 {
-    int   status, i;
+    int   status, i, n = 0, pass;
+    int   exited[64];
     pid_t pid;
-    char  why[128];
 
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    while ((n < 64) && ((pid = waitpid(-1, &status, WNOHANG)) > 0)) {
         for (i = 0; i < nranks; i++)
             if (ranks[i].pid == pid)
                 break;
@@ -127,28 +165,12 @@ static void reap(void)
         ranks[i].alive  = 0;
         ranks[i].status = status;
         nalive--;
-        if (stopping)
-            continue;
-        /* Failure: a signal; a non-zero exit before gv_finalize; or a
-         * Grapevine rank leaving without gv_finalize while the others may
-         * wait for it in a collective. */
-        if (WIFSIGNALED(status) ||
-            (!ranks[i].finalized &&
-             ((WEXITSTATUS(status) != 0) || ranks[i].spoke))) {
-            int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                           : (WEXITSTATUS(status) != 0
-                                                  ? WEXITSTATUS(status) : 1);
-            fprintf(stderr, "gvrun: rank %d (pid %d) %s%s; stopping the "
-                    "other %d rank%s\n", i, (int)pid,
-                    describe(status, why, sizeof(why)),
-                    (!WIFSIGNALED(status) && WEXITSTATUS(status) == 0)
-                        ? " before gv_finalize" : "",
-                    nalive, (nalive == 1) ? "" : "s");
-            stop_job(code);
-        } else if ((WEXITSTATUS(status) != 0) && (exit_code == 0)) {
-            exit_code = WEXITSTATUS(status);
-        }
+        exited[n++] = i;
     }
+    for (pass = 0; pass < 2; pass++)
+        for (i = 0; i < n; i++)
+            if (!!WIFSIGNALED(ranks[exited[i]].status) == (pass == 0))
+                judge_exit(exited[i]);
 }
 
 static int send_all(int fd, const void *buf, size_t len)
@@ -236,7 +258,8 @@ static void handle_frame(int i, const gvrun_hdr_t *h, uint8_t *body)
         try_complete_round();
         break;
     case GVRUN_ABORT:
-        code = 1;
+        r->aborted = 1;
+        code       = 1;
         if (h->len >= sizeof(code))
             memcpy(&code, body, sizeof(code));
         if (!stopping && (pending_abort.at_ns == 0)) {
