@@ -1474,8 +1474,6 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                 snprintf(missing + strlen(missing),
                          sizeof(missing) - strlen(missing), "%s%s",
                          missing[0] ? ", " : "", amo_name[i]);
-    } else {
-        missing[0] = '\0';
     }
 
     status = setup_memory(o, tl);
@@ -1494,7 +1492,9 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (status != GV_OK)
         goto err;
 
-    max_frame = o->max_frame;
+    /* Frames are padded to 8 bytes: the largest padded one must still fit
+     * the receive side (FI_OPT_MIN_MULTI_RECV, or a ring buffer). */
+    max_frame        = o->max_frame & ~(size_t)7;
     tl->attr.caps    = GV_TL_CAP_AM;
     tl->attr.max_msg = max_frame - OFI_WIRE_HDR;
     if (o->has_rma)
@@ -1505,9 +1505,9 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (o->wait_fd >= 0)
         tl->attr.caps |= GV_TL_CAP_WAIT;
     tl->attr.heap_base = o->heap;
-    /* fi_inject copies; so does the bounce path of a request-less send. */
-    tl->attr.max_inline = (o->inject_size > OFI_WIRE_HDR)
-                              ? o->inject_size - OFI_WIRE_HDR
+    /* fi_inject copies (a padded frame up to inject_size goes that way). */
+    tl->attr.max_inline = ((o->inject_size & ~(size_t)7) > OFI_WIRE_HDR)
+                              ? (o->inject_size & ~(size_t)7) - OFI_WIRE_HDR
                               : 0;
     if (tl->attr.caps & GV_TL_CAP_ATOMIC64)
         snprintf(tl->attr.detail, sizeof(tl->attr.detail), "provider %s",
