@@ -1,7 +1,7 @@
 /* Active-message ping-pong between ranks 0 and 1 that reports the median
  * (and the mean) one-way latency per size, comparable with the "typical"
  * column of ucx_perftest -t ucp_am_lat: on a busy machine the mean is
- * dominated by descheduled rounds, the median (of batches of 64 round
+ * dominated by descheduled rounds, the median (of batches of 8 round
  * trips, so that reading the clock is not measured) is not. Both ranks spin in
  * gv_progress() (no blocking wait), as ucx_perftest does. Checks that
  * every reply arrived with the right size. Options: -n iterations,
@@ -28,7 +28,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Round trips are timed in batches of LAT_BATCH, so that reading the
  * clock stays off the measured path; the median is over batch means. */
-#define LAT_BATCH 64
+#define LAT_BATCH 8
 
 static void run(size_t size, int iters, uint8_t *buf, uint64_t *bat)
 {
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     }
     MR_OK(gv_am_register(on_msg, NULL, &id));
     buf = calloc(1, max);
-    rtt = calloc((size_t)(iters / 64 + 2), sizeof(*rtt));
+    rtt = calloc((size_t)(iters / 8 + 2), sizeof(*rtt));
     MR_CHECK((buf != NULL) && (rtt != NULL), "oom");
     for (i = 0; i < nsizes; i++)
         run(sizes[i], iters, buf, rtt);

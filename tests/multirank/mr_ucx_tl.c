@@ -75,7 +75,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Round trips are timed in batches of LAT_BATCH, so that reading the
  * clock (tens of ns) stays off the measured path; the median batch mean
  * resists descheduled rounds like ucx_perftest's "typical" column. */
-#define LAT_BATCH 64
+#define LAT_BATCH 8
 
 static void latency(gv_tl_t *tl, uint8_t *buf, int iters)
 {
