@@ -2,8 +2,8 @@
  * (and the mean) one-way latency per size, comparable with the "typical"
  * column of ucx_perftest -t ucp_am_lat: on a busy machine the mean is
  * dominated by descheduled rounds, the median (of batches of 8 round
- * trips, so that reading the clock is not measured) is not. Both ranks spin in
- * gv_progress() (no blocking wait), as ucx_perftest does. Checks that
+ * trips, so that reading the clock is hardly measured) is not. Both ranks
+ * spin in gv_progress() (no blocking wait), as ucx_perftest does. Checks that
  * every reply arrived with the right size. Options: -n iterations,
  * -s size (repeatable). Run with GV_AGGREGATE=0 for one transport message
  * per active message. SPDX-License-Identifier: BSD-3-Clause */
