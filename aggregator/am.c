@@ -33,6 +33,7 @@ typedef struct out_msg {
     uint8_t         is_batch; /* buf is an AGG_BYTES buffer to recycle */
     int             dst;
     size_t          len;      /* bytes of data to send after hdr */
+    size_t          cap;      /* bytes allocated for data */
     uint8_t        *data;
 } out_msg_t;
 
@@ -115,17 +116,37 @@ static struct {
 
 /* ---- buffers ---------------------------------------------------------- */
 
+/* Large messages that travel on their own (up to the transport's largest,
+ * 4 MiB over tcp and mpi) keep a few buffers for reuse: a fresh one per
+ * message costs an mmap, page faults and an munmap. */
+#define BIG_MIN   (64u << 10)
+#define BIG_CACHE 4
+
+static out_msg_t *big_cache[BIG_CACHE];
+
 static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
 {
-    out_msg_t *m;
+    out_msg_t *m = NULL;
+    unsigned   i;
 
     if (is_batch && (am.free_batches != NULL)) {
         m               = am.free_batches;
         am.free_batches = m->next;
         am.nfree_batches--;
-    } else {
+    } else if (!is_batch && (data_cap >= BIG_MIN)) {
+        for (i = 0; i < BIG_CACHE; i++) {
+            if ((big_cache[i] != NULL) && (big_cache[i]->cap >= data_cap) &&
+                (big_cache[i]->cap <= 4 * data_cap)) {
+                m            = big_cache[i];
+                big_cache[i] = NULL;
+                break;
+            }
+        }
+    }
+    if (m == NULL) {
         m       = gv_malloc(sizeof(*m) + data_cap);
         m->data = (uint8_t *)(m + 1);
+        m->cap  = data_cap;
     }
     m->next     = NULL;
     m->is_batch = (uint8_t)is_batch;
@@ -137,11 +158,22 @@ static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
 
 static void msg_free(out_msg_t *m)
 {
+    unsigned i;
+
     if (m->is_batch && (am.nfree_batches < 64)) {
         m->next         = am.free_batches;
         am.free_batches = m;
         am.nfree_batches++;
         return;
+    }
+    if (!m->is_batch && (m->cap >= BIG_MIN)) {
+        for (i = 0; i < BIG_CACHE; i++) {
+            if ((big_cache[i] == NULL) || (big_cache[i]->cap < m->cap)) {
+                gv_free(big_cache[i]); /* keep the larger one */
+                big_cache[i] = m;
+                return;
+            }
+        }
     }
     gv_free(m);
 }
@@ -939,6 +971,10 @@ void gv__am_fini(void)
     while ((m = am.free_batches) != NULL) {
         am.free_batches = m->next;
         gv_free(m);
+    }
+    for (i = 0; i < BIG_CACHE; i++) {
+        gv_free(big_cache[i]);
+        big_cache[i] = NULL;
     }
     am.nfree_batches = 0;
     gv_free(am.peers);

@@ -45,9 +45,10 @@ struct gv_boot {
     uint64_t             job_id;
 };
 
-/* Pick and start the bootstrap: gvrun if GV_BOOT_FD is set, else PMIx if
- * its server is reachable, else MPI if the transport is mpi, else a single
- * rank. @param [out] boot_p  released with gv__boot_fini(). */
+/* Pick and start the bootstrap: gvrun if GV_BOOT_FD is set, else MPI if
+ * the transport is mpi, else PMIx if its server is reachable (PMIX_RANK or
+ * PMIX_NAMESPACE set), else a single rank.
+ * @param [out] boot_p  released with gv__boot_fini(). */
 gv_status_t gv__boot_init(const char *transport, gv_boot_t **boot_p);
 void        gv__boot_fini(gv_boot_t *boot);
 
