@@ -74,9 +74,9 @@ static gv_status_t check(uint32_t cap, const char *what, int rank,
         return GV_ERR_STATE;
     }
     if (!(rma.tl->attr.caps & cap)) {
-        gv_error("%s: transport %s has no native %s (see gvinfo -t); use "
-                 "another GV_TRANSPORT, or active messages", what,
-                 rma.tl->ops->name,
+        gv_error("%s: transport %s (%s) has no native %s (see gvinfo -t); "
+                 "use another GV_TRANSPORT, or active messages", what,
+                 rma.tl->ops->name, rma.tl->attr.detail,
                  (cap == GV_TL_CAP_RMA) ? "put/get" : "remote atomics");
         return GV_ERR_UNSUPPORTED;
     }

@@ -101,7 +101,7 @@ void gv__wait_poll(gv_waiter_t *w)
      * wake us, else yield, then sleep a little once yielding got us
      * nothing for a while (oversubscribed ranks need the core). */
     w->blocked_rounds++;
-    if ((tl != NULL) && (tl->ops->wait != NULL) &&
+    if ((tl != NULL) && (tl->attr.caps & GV_TL_CAP_WAIT) &&
         (!w->for_send || (tl->attr.caps & GV_TL_CAP_WAIT_SEND)))
         tl->ops->wait(tl, 1000);
     else if (w->blocked_rounds < 64)

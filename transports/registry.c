@@ -52,8 +52,8 @@ gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
         bad = "missing mandatory entry point (init, fini, progress, am_send)";
     else if (!(caps & GV_TL_CAP_AM))
         bad = "does not declare GV_TL_CAP_AM";
-    else if (!!(caps & GV_TL_CAP_RMA) != (ops->put && ops->get))
-        bad = "GV_TL_CAP_RMA disagrees with the put/get slots";
+    else if ((caps & GV_TL_CAP_RMA) && !(ops->put && ops->get))
+        bad = "GV_TL_CAP_RMA without put and get slots";
     else if (!!(caps & GV_TL_CAP_ATOMIC64) && !ops->atomic64)
         bad = "GV_TL_CAP_ATOMIC64 without an atomic64 slot";
     else if ((caps & (GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64)) && !ops->flush)
@@ -81,6 +81,27 @@ static gv_status_t try_open(const gv_tl_entry_t *e, gv_boot_t *boot,
     tl->size   = boot->size;
     tl->params = *params;
     status     = e->ops->init(tl);
+    /* Every rank must end up on the same transport: agree on the outcome
+     * (a rank whose init failed after the transport's last collective would
+     * otherwise leave the others using a transport it does not have). */
+    {
+        int32_t  mine = (int32_t)status, *all;
+        int      i, bad = -1;
+        all = gv_malloc(sizeof(int32_t) * (size_t)boot->size);
+        if (gv__boot_allgather(boot, &mine, sizeof(mine), all) != GV_OK)
+            gv_fatal("bootstrap failed while ranks agreed on transport %s",
+                     e->name);
+        for (i = 0; i < boot->size; i++)
+            if ((all[i] != GV_OK) && (bad < 0))
+                bad = i;
+        gv_free(all);
+        if ((bad >= 0) && (status == GV_OK)) {
+            gv_info("transport %s started here but not on rank %d", e->name,
+                    bad);
+            e->ops->fini(tl);
+            status = GV_ERR_UNREACHABLE;
+        }
+    }
     if (status != GV_OK) {
         gv_free(tl);
         return status;

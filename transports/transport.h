@@ -22,7 +22,8 @@
  *   GV_ERR_NO_RESOURCE nothing was sent; progress and retry.
  *   GV_ERR_UNREACHABLE the peer is gone (already reported).
  * am_send() is never called with dst == own rank (the layer above
- * short-circuits), and hdr_len + len <= attr.max_msg.
+ * short-circuits), and 0 < hdr_len + len <= attr.max_msg (a transport may
+ * use empty frames for its own purposes).
  *
  * One-sided operations (optional, capability bits) address a peer's
  * symmetric heap by (rank, byte offset). The transport allocates the heap
