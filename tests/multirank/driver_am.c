@@ -37,13 +37,15 @@ static const tl_cfg_t tls[] = {
 };
 #define NTLS (sizeof(tls) / sizeof(tls[0]))
 
+/* Parameters are copied into each test's process, which Criterion may
+ * start afresh (another address-space layout): no pointers, only arrays. */
 typedef struct {
-    int         tl;
-    const char *prog;
-    int         nranks;
-    const char *args;
-    int         timeout_s;
-    const char *env;   /* extra GV_* settings for this case */
+    int  tl;
+    char prog[32];
+    int  nranks;
+    char args[48];
+    int  timeout_s;
+    char env[96];   /* extra GV_* settings for this case */
 } mr_case_t;
 
 #define ALL_TLS_ENV(_prog, _n, _args, _t, _e)                                \
