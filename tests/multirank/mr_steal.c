@@ -7,7 +7,8 @@
 #include <sys/resource.h>
 
 #define FLAT_TASKS 2000
-#define WORK_NS    20000   /* per flat task: 2000 x 20 us = 40 ms of work */
+#define WORK_NS    80000   /* per flat task: 2000 x 80 us = 160 ms of work,
+                              several time slices of an oversubscribed core */
 #define TREE_DEPTH 13      /* binary tree: 2^14 - 1 nodes */
 #define ROUNDS     3
 
@@ -51,7 +52,7 @@ static void tree_task(void *p)
     memcpy(&n, p, sizeof(n));
     my_count++;
     my_sum += n.id;
-    spin_ns(2000);
+    spin_ns(8000); /* 16383 nodes x 8 us: long enough for slow thieves */
     if (n.depth > 0) {
         node_t c = {.depth = n.depth - 1, .id = 2 * n.id};
         MR_OK(gv_spawn(tree_task, &c, sizeof(c)));
