@@ -148,11 +148,18 @@ $(BUILD)/tests/multirank/driver%: tests/multirank/driver%.c $(LIB_A)
 test: all
 	@scripts/deps.sh --check
 	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
-	@set -e; for t in $(UNITS); do echo "== $$t"; $$t --jobs 2 $(TEST_ARGS); done
-	@set -e; for d in $(DRIVERS); do echo "== $$d"; $$d --jobs 1 $(TEST_ARGS); done
+	@rm -f $(BUILD)/test.log
+	@set -eo pipefail; for t in $(UNITS); do echo "== $$t"; \
+	  $$t --jobs 2 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
+	@set -eo pipefail; for d in $(DRIVERS); do echo "== $$d"; \
+	  $$d --jobs 1 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory readme-check
 	@$(MAKE) --no-print-directory fuzz-run
+	@awk '/Synthesis: Tested/ { for (i = 1; i <= NF; i++) { \
+	    if ($$i == "Passing:") p += $$(i+1); if ($$i == "Failing:") f += $$(i+1); \
+	    if ($$i == "Crashing:") f += $$(i+1) } } \
+	  END { printf "make test: %d passed, %d failed\n", p, f }' $(BUILD)/test.log
 
 # The README's GV_* table is gvinfo -m's output: check it, or rewrite it.
 README_TABLE = sed -n '/^<!-- gvinfo -m/,/^<!-- end gvinfo -m/p' README.md | sed '1d;$$d'
