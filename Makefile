@@ -159,7 +159,7 @@ test: all
 	@awk '/Synthesis: Tested/ { for (i = 1; i <= NF; i++) { \
 	    if ($$i == "Passing:") p += $$(i+1); if ($$i == "Failing:") f += $$(i+1); \
 	    if ($$i == "Crashing:") f += $$(i+1) } } \
-	  END { printf "make test: %d passed, %d failed\n", p, f }' $(BUILD)/test.log
+	  END { printf "tests: %d passed, %d failed\n", p, f }' $(BUILD)/test.log
 
 # The README's GV_* table is gvinfo -m's output: check it, or rewrite it.
 README_TABLE = sed -n '/^<!-- gvinfo -m/,/^<!-- end gvinfo -m/p' README.md | sed '1d;$$d'
