@@ -588,6 +588,63 @@ static int send_direct(int dst, const void *hdr, size_t hdr_len,
  * stream. Waiting between fragments may run handlers or other workers that
  * send to dst too, even large messages: streams carry ids, so the receiver
  * reassembles interleaved ones. */
+typedef struct {
+    gv_req_t    req;
+    int         done;
+    gv_status_t status;
+} zc_req_t;
+
+static void zc_done_cb(gv_req_t *req, gv_status_t status)
+{
+    zc_req_t *r = (zc_req_t *)req;
+    r->status   = status;
+    r->done     = 1;
+}
+
+static int zc_done(void *arg)
+{
+    return ((zc_req_t *)arg)->done;
+}
+
+/* A large message the transport would not copy: send it from the caller's
+ * buffer and wait until the transport is done with it, instead of copying
+ * it first (a copy per message halves bandwidth and its pages cost
+ * faults). Only outside handlers (which must not wait) and with nothing
+ * queued before it; other workers may send meanwhile, and the transports
+ * keep per-pair order for what they accepted. */
+static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
+                      const void *payload, size_t len)
+{
+    zc_req_t    r = {{zc_done_cb, NULL}, 0, GV_OK};
+    gv_waiter_t w;
+    gv_status_t status;
+
+    if ((am.in_handler > 0) || (len < BIG_MIN) ||
+        (hdr_len + len <= am.max_inline))
+        return 0;
+    gv__wait_begin_send(&w);
+    for (;;) {
+        if (am.peers[dst].head != NULL)
+            return 0;
+        status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
+                                     &r.req);
+        if (status != GV_ERR_NO_RESOURCE)
+            break;
+        gv__wait_poll(&w);
+    }
+    if (status == GV_INPROGRESS) {
+        gv_wait(zc_done, &r);
+        status = r.status;
+    }
+    if (status != GV_OK) {
+        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+        return 1;
+    }
+    am.stats.tl_msgs_sent++;
+    am.stats.tl_bytes_sent += hdr_len + len;
+    return 1;
+}
+
 static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
                        size_t len)
 {
@@ -607,7 +664,8 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
             remove_open(dst);
             ship(dst);
         }
-        if (!send_direct(dst, &f, sizeof(f), payload + off, n)) {
+        if (!send_direct(dst, &f, sizeof(f), payload + off, n) &&
+            !send_zcopy(dst, &f, sizeof(f), payload + off, n)) {
             m = msg_new(dst, n, 0);
             memcpy(m->hdr, &f, sizeof(f));
             m->hdr_len = sizeof(f);
@@ -722,7 +780,8 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     }
     {
         gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
-        if (send_direct(dst, &h, sizeof(h), payload, len))
+        if (send_direct(dst, &h, sizeof(h), payload, len) ||
+            send_zcopy(dst, &h, sizeof(h), payload, len))
             return GV_OK;
     }
     m      = msg_new(dst, len, 0);
