@@ -49,7 +49,8 @@ fi_pp() { # PROVIDER SIZE ITERS -> "usec_per_xfer MBps"
         >/dev/null 2>&1 &
     sleep 0.5
     timeout 60 fi_pingpong -p "$prov" -e rdm -S "$size" -I "$n" -P $PORT \
-        localhost 2>/dev/null | awk -v s="$size" '$1 == s { print $7, $6 }'
+        localhost 2>/dev/null |
+        awk 'NF >= 8 && $1 != "bytes" { l = $7; b = $6 } END { print l, b }'
     wait
 }
 

@@ -75,6 +75,7 @@ done
 command -v gnuplot >/dev/null || echo "fig6.sh: no gnuplot: CSV only" >&2
 
 mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd) # hpcc runs in its own directory: logs need an absolute path
 CSV=$OUT/fig6.csv
 if [ "$PLOT_ONLY" = 1 ]; then
     [ -r "$CSV" ] || { echo "fig6.sh: --plot-only needs $CSV" >&2; exit 1; }
