@@ -32,6 +32,7 @@
  * so that profiles (perf, callgrind) show them apart.
  */
 #define _GNU_SOURCE
+#include "perf/hpcc_stream.h"
 #include <grapevine.h>
 
 #include <getopt.h>
@@ -42,8 +43,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define POLY   0x0000000000000007ull
-#define PERIOD 1317624576693539401ll
 
 /* A transport without native atomics, asked for --mode native, exits with
  * this status. The multi-rank test (tests/multirank/mr_gups.c includes
@@ -101,47 +100,7 @@ static struct {
     uint64_t    tot_errors, tot_bad, tot_handled, nresults;
 } g;
 
-/* ---- the HPCC stream ------------------------------------------------- */
-
-static inline uint64_t next_ran(uint64_t x)
-{
-    return (x << 1) ^ (((int64_t)x < 0) ? POLY : 0);
-}
-
-/* The stream's element n steps after 1, i.e. x^n mod the polynomial, by
- * square-and-multiply: squaring a polynomial over GF(2) maps bit j to bit
- * 2j, so square(a) is the xor of x^(2j) mod poly over the set bits j of a;
- * those 64 values are tabulated first. */
-static uint64_t hpcc_starts(int64_t n)
-{
-    uint64_t sq[64], t, ran;
-    int      i, j;
-
-    while (n < 0)
-        n += PERIOD;
-    while (n > PERIOD)
-        n -= PERIOD;
-    if (n == 0)
-        return 1;
-    for (t = 1, i = 0; i < 64; i++) {
-        sq[i] = t;                  /* x^(2i) mod poly */
-        t     = next_ran(next_ran(t));
-    }
-    for (i = 62; i >= 0; i--)       /* highest set bit of n */
-        if ((n >> i) & 1)
-            break;
-    ran = 2;                        /* x^1 */
-    while (i > 0) {
-        for (t = 0, j = 0; j < 64; j++)
-            if ((ran >> j) & 1)
-                t ^= sq[j];
-        ran = t;
-        i--;
-        if ((n >> i) & 1)
-            ran = next_ran(ran);
-    }
-    return ran;
-}
+/* ---- the HPCC stream: perf/hpcc_stream.h ----------------------------- */
 
 /* hpcc_starts(n) against n plain steps: a cheap guard for the jump. */
 static int starts_agrees(int n)

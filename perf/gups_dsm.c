@@ -17,6 +17,7 @@
  * that do not return to their initial value (their global index).
  */
 #define _GNU_SOURCE
+#include "perf/hpcc_stream.h"
 #include <grapevine.h>
 #include "core/env.h"               /* gv__env.AMO: which path ran */
 #include "dsm/dsm_internal.h"       /* gv__dsm_init until gv_init does it */
@@ -27,8 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POLY   0x0000000000000007ull
-#define PERIOD 1317624576693539401ll
 #define CHUNK  4096
 
 static struct {
@@ -47,44 +46,6 @@ typedef struct {
 static job_t    job;
 static uint64_t my_errors;
 
-static inline uint64_t next_ran(uint64_t x)
-{
-    return (x << 1) ^ (((int64_t)x < 0) ? POLY : 0);
-}
-
-/* Element n of the stream (x^n mod the polynomial), by square-and-
- * multiply over GF(2): squaring maps bit j to bit 2j, so square(a) is the
- * xor of the tabulated x^(2j) over the set bits j of a. */
-static uint64_t hpcc_starts(int64_t n)
-{
-    uint64_t sq[64], t, ran;
-    int      i, j;
-
-    while (n < 0)
-        n += PERIOD;
-    while (n > PERIOD)
-        n -= PERIOD;
-    if (n == 0)
-        return 1;
-    for (t = 1, i = 0; i < 64; i++) {
-        sq[i] = t;
-        t     = next_ran(next_ran(t));
-    }
-    for (i = 62; i >= 0; i--)
-        if ((n >> i) & 1)
-            break;
-    ran = 2;
-    while (i > 0) {
-        for (t = 0, j = 0; j < 64; j++)
-            if ((ran >> j) & 1)
-                t ^= sq[j];
-        ran = t;
-        i--;
-        if ((n >> i) & 1)
-            ran = next_ran(ran);
-    }
-    return ran;
-}
 
 static inline uint64_t word_of(const job_t *j, uint64_t ran)
 {

@@ -6,6 +6,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
+#include "tests/multirank/driver.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -94,36 +96,6 @@ static mr_case_t cases[] = {
     {1, "mr_shm_cleanup", 4, "", 60, ""},
 };
 
-/* Run a shell command with output to a temporary file; returns the exit
- * status (-1 if it could not run) and the output in *out_p. */
-static int run(const char *cmd, char **out_p)
-{
-    char  path[] = "/tmp/gv-driver-XXXXXX", full[2048];
-    int   fd = mkstemp(path), status;
-    FILE *f;
-    long  len;
-
-    if (fd < 0)
-        return -1;
-    close(fd);
-    snprintf(full, sizeof(full), "%s > %s 2>&1", cmd, path);
-    status = system(full);
-    f      = fopen(path, "r");
-    *out_p = NULL;
-    if (f != NULL) {
-        fseek(f, 0, SEEK_END);
-        len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        *out_p = calloc(1, (size_t)len + 1);
-        if (fread(*out_p, 1, (size_t)len, f) != (size_t)len)
-            (*out_p)[0] = '\0';
-        fclose(f);
-    }
-    unlink(path);
-    return (status == -1) ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status)
-                                                    : 128 + WTERMSIG(status));
-}
-
 static int exists(const char *prog)
 {
     char path[512];
@@ -153,7 +125,7 @@ ParameterizedTest(mr_case_t *c, multirank, run, .timeout = 200)
              "%s/bin/gvrun -n %d %s/tests/multirank/%s %s", t->name, t->env,
              c->env, c->timeout_s, GV_BUILD_DIR, c->nranks, GV_BUILD_DIR, c->prog,
              c->args);
-    rc = run(cmd, &out);
+    rc = drv_run(cmd, &out);
     if (rc == 77)
         cr_skip_test("%s over %s -n %d: %s", c->prog, t->label, c->nranks,
                      out ? out : "");
@@ -199,7 +171,6 @@ static void kill_one_of_four(const char *tl, const char *env)
     pid_t  job;
     double t_kill, t_end = 0;
     FILE  *f;
-    long   len;
 
     cr_assert_not_null(mkdtemp(dir));
     nbefore = shm_objects(before, 64);
@@ -249,17 +220,7 @@ static void kill_one_of_four(const char *tl, const char *env)
         kill(job, SIGKILL);
         waitpid(job, &status, 0);
     }
-    f   = fopen(out_path, "r");
-    out = NULL;
-    if (f != NULL) {
-        fseek(f, 0, SEEK_END);
-        len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        out = calloc(1, (size_t)len + 1);
-        if (fread(out, 1, (size_t)len, f) != (size_t)len)
-            out[0] = '\0';
-        fclose(f);
-    }
+    out = drv_slurp(out_path);
     cr_assert(t_end != 0, "%s: gvrun still running 10 s after rank 2 was "
               "killed; output:\n%s", tl, out ? out : "");
     cr_expect(t_end - t_kill < 3.0, "%s: gvrun took %.2f s to stop the job",
@@ -316,7 +277,7 @@ Test(fault, bogus_transport_lists_available, .timeout = 60)
     snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=bogus timeout 30 "
              "%s/bin/gvrun -n 2 %s/tests/multirank/mr_alltoall",
              GV_BUILD_DIR, GV_BUILD_DIR);
-    rc = run(cmd, &out);
+    rc = drv_run(cmd, &out);
     cr_expect(rc != 0 && rc != 124, "exit %d", rc);
     cr_expect(out && strstr(out, "transport 'bogus' (GV_TRANSPORT) is not "
                                  "available; built in: self,"),
@@ -341,7 +302,7 @@ Test(fault, bad_value_names_variable, .timeout = 60)
         snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
                  "%s/tests/multirank/mr_alltoall", bad[i][0], GV_BUILD_DIR,
                  GV_BUILD_DIR);
-        rc = run(cmd, &out);
+        rc = drv_run(cmd, &out);
         cr_expect(rc == 1, "%s: exit %d", bad[i][0], rc);
         cr_expect(out && strstr(out, bad[i][1]) && strstr(out, bad[i][2]),
                   "%s: message does not name the variable, value and what "

@@ -4,6 +4,7 @@
  * mpirun stops the job with a message naming it, and gvrun refuses the mpi
  * transport. Every run is under a hard time limit (timeout -k).
  * SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/driver.h"
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
@@ -82,46 +83,10 @@ static case_t cases[] = {
     {5, "mr_barrier", "", 8, 150},
 };
 
-/* Run a shell command, output to a temporary file; returns its exit
- * status (128 + signal if killed, -1 if it could not run) and the output
- * in *out_p (free it). */
-static int run(const char *cmd, char **out_p)
-{
-    char  path[] = "/tmp/gv-mpirun-XXXXXX", full[2048];
-    int   fd = mkstemp(path), status;
-    FILE *f;
-    long  len;
-
-    *out_p = NULL;
-    if (fd < 0)
-        return -1;
-    close(fd);
-    snprintf(full, sizeof(full), "%s > %s 2>&1 < /dev/null", cmd, path);
-    status = system(full);
-    f      = fopen(path, "r");
-    if (f != NULL) {
-        fseek(f, 0, SEEK_END);
-        len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        if (len > (1 << 20)) { /* keep the tail of a runaway log */
-            fseek(f, len - (1 << 20), SEEK_SET);
-            len = 1 << 20;
-        }
-        *out_p = calloc(1, (size_t)len + 1);
-        if ((*out_p != NULL) && (fread(*out_p, 1, (size_t)len, f) != (size_t)len))
-            (*out_p)[0] = '\0';
-        fclose(f);
-    }
-    unlink(path);
-    if (status == -1)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static int have_mpirun(void)
 {
     char *out = NULL;
-    int   rc  = run("command -v mpirun", &out);
+    int   rc  = drv_run("command -v mpirun", &out);
 
     free(out);
     return rc == 0;
@@ -171,7 +136,7 @@ ParameterizedTest(case_t *k, mpirun, launch, .timeout = 240)
              "timeout -k 5 %d mpirun --oversubscribe -np %d %s "
              "%s/tests/multirank/%s %s", c->tl, k->timeout_s, k->nranks,
              c->mca, GV_BUILD_DIR, k->prog, k->args);
-    rc = run(cmd, &out);
+    rc = drv_run(cmd, &out);
     if ((rc != 0) && (out != NULL) &&
         (strstr(out, "PML ucx cannot be selected") != NULL))
         cr_skip_test("%s over %s: this Open MPI has no usable UCX PML",
@@ -224,7 +189,7 @@ static void kill_rank_2(int cfg)
              "%s/tests/multirank/mr_die --die", c->tl, limit_s, c->mca,
              GV_BUILD_DIR);
     t0      = now_s();
-    rc      = run(cmd, &out);
+    rc      = drv_run(cmd, &out);
     elapsed = now_s() - t0;
     cr_log_info("%s: exit %d after %.1f s\n%s", c->label, rc, elapsed,
                 out ? out : "");
@@ -282,7 +247,7 @@ Test(mpirun, gvrun_refuses_mpi_transport, .timeout = 90)
              "env GV_TRANSPORT=mpi GV_WARN_UNUSED_ENV=0 timeout -k 5 60 "
              "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --init-only",
              GV_BUILD_DIR, GV_BUILD_DIR);
-    rc = run(cmd, &out);
+    rc = drv_run(cmd, &out);
     cr_assert_not_null(out);
     cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out);
     cr_expect(strstr(out, "the mpi transport needs mpirun (or srun); gvrun "

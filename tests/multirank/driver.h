@@ -1,0 +1,57 @@
+/* Shared by the Criterion drivers of multi-rank tests: run a shell
+ * command with its output captured, and read a file whole.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GV_TESTS_DRIVER_H
+#define GV_TESTS_DRIVER_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The file's contents (at most its last MiB, for a runaway log), or NULL;
+ * free it. */
+static inline char *drv_slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *out;
+    long  len;
+
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (len > (1 << 20)) {
+        fseek(f, len - (1 << 20), SEEK_SET);
+        len = 1 << 20;
+    }
+    out = calloc(1, (size_t)len + 1);
+    if ((out != NULL) && (fread(out, 1, (size_t)len, f) != (size_t)len))
+        out[0] = '\0';
+    fclose(f);
+    return out;
+}
+
+/* Run a shell command, output to a temporary file; returns its exit
+ * status (128 + signal if killed, -1 if it could not run) and the output
+ * in *out_p (free it). */
+static inline int drv_run(const char *cmd, char **out_p)
+{
+    char path[] = "/tmp/gv-driver-XXXXXX", full[2048];
+    int  fd = mkstemp(path), status;
+
+    *out_p = NULL;
+    if (fd < 0)
+        return -1;
+    close(fd);
+    snprintf(full, sizeof(full), "%s > %s 2>&1 < /dev/null", cmd, path);
+    status = system(full);
+    *out_p = drv_slurp(path);
+    unlink(path);
+    if (status == -1)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#endif
