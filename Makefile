@@ -9,11 +9,9 @@ UNAME_M := $(shell uname -m)
 
 have_pc = $(shell pkg-config --exists $(1) 2>/dev/null && echo 1 || echo 0)
 HWLOC ?= $(call have_pc,hwloc)
-UCX   ?= $(if $(wildcard transports/ucx.c),$(call have_pc,ucx),0)
-OFI   ?= $(if $(wildcard transports/ofi.c),$(call have_pc,libfabric),0)
-MPI   ?= $(if $(wildcard transports/mpi.c),$(call have_pc,ompi-c),0)
-TCP   := $(if $(wildcard transports/tcp.c),1,0)
-SHM   := $(if $(wildcard transports/shm.c),1,0)
+UCX   ?= $(call have_pc,ucx)
+OFI   ?= $(call have_pc,libfabric)
+MPI   ?= $(call have_pc,ompi-c)
 PMIX  ?= $(call have_pc,pmix)
 CRITERION ?= $(call have_pc,criterion)
 FUZZ_CC   ?= $(shell command -v clang >/dev/null 2>&1 && echo clang)
@@ -22,8 +20,7 @@ WARN    := -Wall -Wextra -Wundef -Wstrict-prototypes -Wshadow -Wno-unused-parame
 CFLAGS  += -DGV_VERSION=\"$(shell cat VERSION)\"
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) -fPIC -MMD -MP -pthread
 CFLAGS  += -Iinclude -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
-           -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX) \
-           -DGV_HAVE_TCP=$(TCP) -DGV_HAVE_SHM=$(SHM)
+           -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX)
 LDLIBS  += -pthread -lm -lrt
 
 PKGS :=

@@ -7,9 +7,7 @@
 
 const gv_tl_entry_t gv__tl_builtin[] = {
     {"self", &gv_tl_self_ops, NULL},
-#if GV_HAVE_SHM
     {"shm", &gv_tl_shm_ops, NULL},
-#endif
 #if GV_HAVE_UCX
     {"ucx", &gv_tl_ucx_ops, NULL},
 #else
@@ -25,9 +23,7 @@ const gv_tl_entry_t gv__tl_builtin[] = {
 #else
     {"mpi", NULL, "needs libopenmpi-dev; rebuild with MPI=1"},
 #endif
-#if GV_HAVE_TCP
     {"tcp", &gv_tl_tcp_ops, NULL},
-#endif
 };
 const size_t gv__tl_nbuiltin = sizeof(gv__tl_builtin) /
                                sizeof(gv__tl_builtin[0]);

@@ -30,8 +30,8 @@ typedef struct {
 } tl_cfg_t;
 
 static const tl_cfg_t tls[] = {
-    {"tcp", "", GV_HAVE_TCP, "tcp"},
-    {"shm", "", GV_HAVE_SHM, "shm"},
+    {"tcp", "", 1, "tcp"},
+    {"shm", "", 1, "shm"},
     {"ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm"},
     {"ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp"},
     {"ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm"},
@@ -163,7 +163,10 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void kill_one_of_four(const char *tl, const char *env)
+/* Kill rank @a victim of a 4-rank job, or the launcher itself when
+ * @a victim is -1; either way every process of the job must be gone within
+ * 3 s, with nothing left in /dev/shm, and a killed rank must be named. */
+static void kill_one_of_four(const char *tl, const char *env, int victim)
 {
     char   dir[] = "/tmp/gv-fault-XXXXXX", out_path[600], cmd[1024];
     char   before[64][64], after[64][64], path[640], *out;
@@ -208,13 +211,24 @@ static void kill_one_of_four(const char *tl, const char *env)
     }
     usleep(300000);
     t_kill = now_s();
-    kill(pids[2], SIGKILL);
+    /* "exec env ... gvrun": the job's pid is gvrun's. */
+    kill((victim >= 0) ? pids[victim] : job, SIGKILL);
     while (now_s() - t_kill < 10) {
         if (waitpid(job, &status, WNOHANG) == job) {
             t_end = now_s();
             break;
         }
         usleep(5000);
+    }
+    if (victim < 0) { /* the ranks must follow their launcher */
+        while (now_s() - t_kill < 3.0) {
+            for (i = 0; i < 4; i++)
+                if ((kill(pids[i], 0) == 0) || (errno != ESRCH))
+                    break;
+            if (i == 4)
+                break;
+            usleep(5000);
+        }
     }
     if (t_end == 0) {
         kill(job, SIGKILL);
@@ -223,17 +237,21 @@ static void kill_one_of_four(const char *tl, const char *env)
     out = drv_slurp(out_path);
     cr_assert(t_end != 0, "%s: gvrun still running 10 s after rank 2 was "
               "killed; output:\n%s", tl, out ? out : "");
-    cr_expect(t_end - t_kill < 3.0, "%s: gvrun took %.2f s to stop the job",
-              tl, t_end - t_kill);
-    cr_expect(WIFEXITED(status) && (WEXITSTATUS(status) != 0),
-              "%s: gvrun exit status %d after a rank was killed", tl,
-              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    cr_expect(out && strstr(out, "rank 2 (pid") && strstr(out, "signal 9"),
-              "%s: gvrun's output does not name rank 2 and signal 9:\n%s", tl,
-              out ? out : "");
+    if (victim >= 0) {
+        cr_expect(t_end - t_kill < 3.0, "%s: gvrun took %.2f s to stop the "
+                  "job", tl, t_end - t_kill);
+        cr_expect(WIFEXITED(status) && (WEXITSTATUS(status) != 0),
+                  "%s: gvrun exit status %d after a rank was killed", tl,
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        cr_expect(out && strstr(out, "rank 2 (pid") &&
+                      strstr(out, "signal 9"),
+                  "%s: gvrun's output does not name rank 2 and signal 9:\n%s",
+                  tl, out ? out : "");
+    }
     for (i = 0; i < 4; i++)
         cr_expect(kill(pids[i], 0) != 0 && errno == ESRCH,
-                  "%s: rank %d (pid %d) is still alive", tl, i, pids[i]);
+                  "%s: rank %d (pid %d) is still alive %s", tl, i, pids[i],
+                  (victim < 0) ? "3 s after gvrun was killed" : "");
     nafter = shm_objects(after, 64);
     cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
               "/dev/shm (first: %s)", tl, nafter - nbefore,
@@ -246,26 +264,36 @@ static void kill_one_of_four(const char *tl, const char *env)
 
 Test(fault, kill9_one_of_four_tcp, .timeout = 60)
 {
-    kill_one_of_four("tcp", "");
+    kill_one_of_four("tcp", "", 2);
 }
 
 Test(fault, kill9_one_of_four_shm, .timeout = 60)
 {
-    kill_one_of_four("shm", "");
+    kill_one_of_four("shm", "", 2);
 }
 
 Test(fault, kill9_one_of_four_ucx, .timeout = 60)
 {
     if (!GV_HAVE_UCX)
         cr_skip_test("ucx was not built");
-    kill_one_of_four("ucx", "UCX_TLS=sm,self");
+    kill_one_of_four("ucx", "UCX_TLS=sm,self", 2);
 }
 
 Test(fault, kill9_one_of_four_ofi, .timeout = 60)
 {
     if (!GV_HAVE_OFI)
         cr_skip_test("ofi was not built");
-    kill_one_of_four("ofi", "FI_PROVIDER='tcp;ofi_rxm'");
+    kill_one_of_four("ofi", "FI_PROVIDER='tcp;ofi_rxm'", 2);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 60)
+{
+    kill_one_of_four("tcp", "", -1);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
+{
+    kill_one_of_four("shm", "", -1);
 }
 
 Test(fault, bogus_transport_lists_available, .timeout = 60)

@@ -42,8 +42,8 @@ typedef struct {
      "transport mpi was not built (needs libopenmpi-dev; MPI=1)"}
 
 static const cfg_t cfgs[] = {
-    PMIX_TL("tcp", GV_HAVE_TCP),
-    PMIX_TL("shm", GV_HAVE_SHM),
+    PMIX_TL("tcp", 1),
+    PMIX_TL("shm", 1),
     PMIX_TL("ucx", GV_HAVE_UCX),
     PMIX_TL("ofi", GV_HAVE_OFI),
     MPI_TL("mpi", ""),
