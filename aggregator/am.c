@@ -588,24 +588,6 @@ static int send_direct(int dst, const void *hdr, size_t hdr_len,
  * stream. Waiting between fragments may run handlers or other workers that
  * send to dst too, even large messages: streams carry ids, so the receiver
  * reassembles interleaved ones. */
-typedef struct {
-    gv_req_t    req;
-    int         done;
-    gv_status_t status;
-} zc_req_t;
-
-static void zc_done_cb(gv_req_t *req, gv_status_t status)
-{
-    zc_req_t *r = (zc_req_t *)req;
-    r->status   = status;
-    r->done     = 1;
-}
-
-static int zc_done(void *arg)
-{
-    return ((zc_req_t *)arg)->done;
-}
-
 /* A large message the transport would not copy: send it from the caller's
  * buffer and wait until the transport is done with it, instead of copying
  * it first (a copy per message halves bandwidth and its pages cost
@@ -615,13 +597,14 @@ static int zc_done(void *arg)
 static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
                       const void *payload, size_t len)
 {
-    zc_req_t    r = {{zc_done_cb, NULL}, 0, GV_OK};
+    gv__wreq_t  r;
     gv_waiter_t w;
     gv_status_t status;
 
     if ((am.in_handler > 0) || (len < BIG_MIN) ||
         (hdr_len + len <= am.max_inline))
         return 0;
+    gv__wreq_init(&r);
     gv__wait_begin_send(&w);
     for (;;) {
         if (am.peers[dst].head != NULL)
@@ -632,10 +615,8 @@ static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
             break;
         gv__wait_poll(&w);
     }
-    if (status == GV_INPROGRESS) {
-        gv_wait(zc_done, &r);
-        status = r.status;
-    }
+    if (status == GV_INPROGRESS)
+        status = gv__wreq_wait(&r);
     if (status != GV_OK) {
         gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
         return 1;
@@ -954,11 +935,11 @@ void gv_barrier(void)
 gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p)
 {
     if ((fn == NULL) || (id_p == NULL)) {
-        gv_error("gv_am_register: handler and id pointer must not be NULL");
+        gv_error("handler and id pointer must not be NULL");
         return GV_ERR_INVALID;
     }
     if (am.nhandlers >= GV_AM_MAX_HANDLERS) {
-        gv_error("gv_am_register: all %d handler ids are taken",
+        gv_error("all %d handler ids are taken",
                  GV_AM_MAX_HANDLERS);
         return GV_ERR_NO_RESOURCE;
     }

@@ -119,11 +119,11 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
     if (status != GV_OK)
         return status;
     if ((unsigned)op > GV_AMO_SWAP) {
-        gv_error("gv_amo64: unknown operation %d", (int)op);
+        gv_error("unknown operation %d", (int)op);
         return GV_ERR_INVALID;
     }
     if ((result_p == NULL) && (op != GV_AMO_ADD)) {
-        gv_error("gv_amo64: a fetching operation needs a result pointer");
+        gv_error("a fetching operation needs a result pointer");
         return GV_ERR_INVALID;
     }
     gv__wait_begin_send(&w);
@@ -137,32 +137,15 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
     return issued(status, rank, "remote atomic");
 }
 
-typedef struct {
-    gv_req_t    req;
-    int         done;
-    gv_status_t status;
-} wait_req_t;
-
-static void wait_req_cb(gv_req_t *req, gv_status_t status)
-{
-    wait_req_t *r = (wait_req_t *)req;
-    r->status     = status;
-    r->done       = 1;
-}
-
-static int wait_req_done(void *arg)
-{
-    return ((wait_req_t *)arg)->done;
-}
-
 static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
                                 uint64_t value, uint64_t compare,
                                 uint64_t *old_p)
 {
-    wait_req_t  r = {{wait_req_cb, NULL}, 0, GV_OK};
+    gv__wreq_t  r;
     gv_status_t status;
     gv_waiter_t w;
 
+    gv__wreq_init(&r);
     status = check(GV_TL_CAP_ATOMIC64, "remote atomic", rank, off, 8, 8);
     if (status != GV_OK)
         return status;
@@ -174,10 +157,8 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
             break;
         gv__wait_poll(&w);
     }
-    if (status == GV_INPROGRESS) {
-        gv_wait(wait_req_done, &r);
-        status = r.status;
-    }
+    if (status == GV_INPROGRESS)
+        status = gv__wreq_wait(&r);
     return issued(status, rank, "remote atomic");
 }
 
@@ -229,9 +210,10 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
 
 gv_status_t gv_rma_flush(int rank)
 {
-    wait_req_t  r = {{wait_req_cb, NULL}, 0, GV_OK};
+    gv__wreq_t  r;
     gv_status_t status;
 
+    gv__wreq_init(&r);
     if (rma.tl == NULL)
         return GV_ERR_STATE;
     if (rma.tl->ops->flush == NULL)
@@ -242,9 +224,7 @@ gv_status_t gv_rma_flush(int rank)
         return GV_ERR_INVALID;
     }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
-    if (status == GV_INPROGRESS) {
-        gv_wait(wait_req_done, &r);
-        status = r.status;
-    }
+    if (status == GV_INPROGRESS)
+        status = gv__wreq_wait(&r);
     return issued(status, (rank < 0) ? 0 : rank, "flush");
 }
