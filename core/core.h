@@ -89,6 +89,11 @@ void gv__progress_hook_add(gv_progress_hook_fn_t fn);
 void gv__topo_bind(int local_rank, int local_size);
 void gv__topo_print(FILE *f);
 
+/* MemAvailable from /proc/meminfo in bytes, or 0 if unknown: transports
+ * that reserve large heaps check it first instead of waking the OOM
+ * killer. */
+uint64_t gv__mem_available(void);
+
 /* Random bytes from the kernel. */
 gv_status_t gv__random_bytes(void *buf, size_t len);
 

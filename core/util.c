@@ -2,6 +2,7 @@
 #include "core/core.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <sys/random.h>
 
 void *gv__malloc(size_t len, const char *what)
@@ -54,4 +55,19 @@ uint64_t gv_time_ns(void)
 double gv_wtime(void)
 {
     return (double)gv__now_ns() * 1e-9;
+}
+
+uint64_t gv__mem_available(void)
+{
+    FILE              *f = fopen("/proc/meminfo", "r");
+    char               line[128];
+    unsigned long long kb = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return (uint64_t)kb * 1024u;
 }

@@ -865,27 +865,11 @@ static gv_status_t mpi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
 
 /* ---- init / fini --------------------------------------------------- */
 
-/* MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
-static uint64_t mem_available(void)
-{
-    FILE              *f = fopen("/proc/meminfo", "r");
-    char               line[128];
-    unsigned long long kb = 0;
-
-    if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof(line), f) != NULL)
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return (uint64_t)kb * 1024;
-}
-
 /* The heap is zeroed at init, so all of it becomes resident: does this
  * node hold it for every local rank? Logs why not. */
 static int heap_fits(gv_tl_t *tl)
 {
-    uint64_t avail = mem_available();
+    uint64_t avail = gv__mem_available();
     int      local = (tl->boot->local_size > 0) ? tl->boot->local_size : 1;
 
     if ((avail == 0) || (tl->params.heap_size <= avail / (uint64_t)local))

@@ -390,23 +390,6 @@ static shm_seg_hdr_t *seg_hdr(shm_t *s, void *base)
                                                         (size_t)getpagesize()));
 }
 
-/* MemAvailable from /proc/meminfo in bytes, or 0 if unknown. */
-static uint64_t mem_available(void)
-{
-    FILE              *f = fopen("/proc/meminfo", "r");
-    char               line[128];
-    unsigned long long kb = 0;
-
-    if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof(line), f) != NULL) {
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    }
-    fclose(f);
-    return (uint64_t)kb * 1024u;
-}
-
 /* Create, size and map the own segment. Logs why at info on failure and
  * leaves nothing behind (except the mapping, which the caller drops). */
 static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
@@ -423,7 +406,7 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
      * asking for more than is free would wake the OOM killer (which may
      * pick any process) instead of failing here with a reason. Every rank
      * on the node makes the same check, and leaves an eighth spare. */
-    avail = mem_available();
+    avail = gv__mem_available();
     if (local_size < 1)
         local_size = 1;
     need = (uint64_t)s->seg_size * (uint64_t)local_size;
