@@ -70,6 +70,15 @@ typedef struct {
     void              *arg;
 } handler_t;
 
+/* A gv_am_send_nbi() message the transport sends from the caller's buffer:
+ * the header must outlive the call too, so it lives here. */
+typedef struct nbi_req {
+    gv_req_t        req;
+    struct nbi_req *next;
+    int             dst;
+    uint8_t         hdr[sizeof(gv_wire_frag_t)];
+} nbi_req_t;
+
 /* Barrier waves: a reduction up a binary tree, a broadcast down. */
 enum { CTRL_UP = 1, CTRL_DOWN = 2 };
 typedef struct {
@@ -102,6 +111,8 @@ static struct {
     int           nopen;
     out_msg_t    *free_batches;
     unsigned      nfree_batches;
+    nbi_req_t    *nbi_free;       /* spare gv_am_send_nbi() requests */
+    uint64_t      nbi_pending;    /* ... and those the transport holds */
     unsigned      in_handler;
     uint64_t      handled_count;  /* for quiescence, rejected included */
     /* messages to self: a byte FIFO of batch records */
@@ -626,8 +637,81 @@ static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
     return 1;
 }
 
+static void nbi_done(gv_req_t *req, gv_status_t status)
+{
+    nbi_req_t *n = (nbi_req_t *)req;
+
+    if ((status != GV_OK) && !gv__ctx.finalizing)
+        gv__peer_failed(n->dst, "send failed: %s", gv_status_str(status));
+    am.nbi_pending--;
+    n->next     = am.nbi_free;
+    am.nbi_free = n;
+}
+
+/* gv_am_send_nbi()'s large messages: hand the caller's buffer to the
+ * transport and count it until the transport is done with it. Needs
+ * nothing queued before it (order) and a transport that does not copy it
+ * anyway (max_inline); inside a handler, which must not wait, a refusal
+ * leaves it to the copying path. */
+static int send_nbi(int dst, const void *hdr, size_t hdr_len,
+                    const void *payload, size_t len)
+{
+    nbi_req_t  *n;
+    gv_waiter_t w;
+    gv_status_t status;
+
+    if ((am.peers[dst].head != NULL) || (hdr_len + len <= am.max_inline))
+        return 0;
+    if ((n = am.nbi_free) != NULL) {
+        am.nbi_free = n->next;
+    } else {
+        n         = gv_malloc(sizeof(*n));
+        n->req.cb = nbi_done;
+    }
+    n->dst = dst;
+    memcpy(n->hdr, hdr, hdr_len);
+    gv__wait_begin_send(&w);
+    for (;;) {
+        status = am.tl->ops->am_send(am.tl, dst, n->hdr, hdr_len, payload,
+                                     len, &n->req);
+        if (status != GV_ERR_NO_RESOURCE)
+            break;
+        if ((am.in_handler > 0) || (am.peers[dst].head != NULL)) {
+            n->next     = am.nbi_free;
+            am.nbi_free = n;
+            return 0;
+        }
+        gv__wait_poll(&w);
+    }
+    if (status == GV_INPROGRESS) {
+        am.nbi_pending++;
+    } else {
+        n->next     = am.nbi_free;
+        am.nbi_free = n;
+        if (status != GV_OK) {
+            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+            return 1;
+        }
+    }
+    am.stats.tl_msgs_sent++;
+    am.stats.tl_bytes_sent += hdr_len + len;
+    return 1;
+}
+
+static int nbi_idle(void *arg)
+{
+    (void)arg;
+    return am.nbi_pending == 0;
+}
+
+void gv_am_wait_local(void)
+{
+    if (am.nbi_pending != 0)
+        gv_wait(nbi_idle, NULL);
+}
+
 static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
-                       size_t len)
+                       size_t len, int nbi)
 {
     peer_t  *p      = &am.peers[dst];
     size_t   chunk  = am.max_msg - sizeof(gv_wire_frag_t);
@@ -645,7 +729,8 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
             remove_open(dst);
             ship(dst);
         }
-        if (!send_direct(dst, &f, sizeof(f), payload + off, n) &&
+        if (!(nbi && send_nbi(dst, &f, sizeof(f), payload + off, n)) &&
+            !send_direct(dst, &f, sizeof(f), payload + off, n) &&
             !send_zcopy(dst, &f, sizeof(f), payload + off, n)) {
             m = msg_new(dst, n, 0);
             memcpy(m->hdr, &f, sizeof(f));
@@ -679,6 +764,8 @@ static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
 
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len) __attribute__((noinline));
+static void send_alone(int dst, gv_am_id_t id, const void *payload,
+                       size_t len, int nbi);
 
 /* The fast path is a leaf: a small message to a peer whose open batch has
  * room. Everything else goes out of line, so the common case saves no
@@ -749,21 +836,33 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
         m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
         return GV_OK;
     }
-    /* On its own: close the open batch first so that order holds. */
+    send_alone(dst, id, payload, len, 0);
+    return GV_OK;
+}
+
+/* A message that travels on its own: close the open batch first so that
+ * order holds. */
+static void send_alone(int dst, gv_am_id_t id, const void *payload,
+                       size_t len, int nbi)
+{
+    peer_t    *p = &am.peers[dst];
+    out_msg_t *m;
+
     if (p->open != NULL) {
         close_open(p);
         remove_open(dst);
         ship(dst);
     }
     if (sizeof(gv_wire_hdr_t) + len > am.max_msg) {
-        send_large(dst, id, payload, len);
-        return GV_OK;
+        send_large(dst, id, payload, len, nbi);
+        return;
     }
     {
         gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
-        if (send_direct(dst, &h, sizeof(h), payload, len) ||
+        if ((nbi && send_nbi(dst, &h, sizeof(h), payload, len)) ||
+            send_direct(dst, &h, sizeof(h), payload, len) ||
             send_zcopy(dst, &h, sizeof(h), payload, len))
-            return GV_OK;
+            return;
     }
     m      = msg_new(dst, len, 0);
     m->len = len;
@@ -773,6 +872,22 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     enqueue_single(dst, m);
     ship(dst);
     drain_to(dst, am.credits);
+}
+
+gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
+                           size_t len)
+{
+    /* What would be batched, or copied by the transport anyway, goes the
+     * usual way; so does everything to self. */
+    if (((unsigned)dst >= (unsigned)am.size) || (dst == am.rank) ||
+        (id >= am.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
+        (payload == NULL) ||
+        (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
+        (sizeof(gv_wire_hdr_t) + len <= am.max_inline))
+        return send_slow(dst, id, payload, len);
+    am.stats.msgs_sent++;
+    am.stats.bytes_sent += len;
+    send_alone(dst, id, payload, len, 1);
     return GV_OK;
 }
 
@@ -1017,6 +1132,11 @@ void gv__am_fini(void)
         big_cache[i] = NULL;
     }
     am.nfree_batches = 0;
+    while (am.nbi_free != NULL) {
+        nbi_req_t *n = am.nbi_free;
+        am.nbi_free  = n->next;
+        gv_free(n);
+    }
     gv_free(am.peers);
     gv_free(am.backlog);
     gv_free(am.openlist);

@@ -261,6 +261,7 @@ void gv_finalize(void)
     if (!gv__ctx.initialized)
         return;
     gv_barrier();
+    gv_am_wait_local();
     gv__dsm_fini();
     gv__task_fini();
     gv_barrier();

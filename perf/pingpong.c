@@ -2,7 +2,8 @@
  * with one-way latency (half the median round trip over every iteration of
  * every repetition, as ucx_perftest's 50th percentile: on a shared machine
  * the mean measures the scheduler) and streaming bandwidth (median of
- * repetitions), then a summary line. Run: gvrun -n 2 build/perf/pingpong
+ * repetitions; windows of gv_am_send_nbi(), so that large messages are in
+ * flight together, as ucp_am_bw's), then a summary line. Run: gvrun -n 2 build/perf/pingpong
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
@@ -110,9 +111,10 @@ int main(int argc, char **argv)
                     if (gv_rank() == 0) {
                         target = (uint64_t)i + 1;
                         for (j = 0; j < window; j++)
-                            gv_am_send(1, ping_id, buf, size);
+                            gv_am_send_nbi(1, ping_id, buf, size);
                         gv_flush();
                         gv_wait(arrived_at_least, &target);
+                        gv_am_wait_local();
                     } else if (gv_rank() == 1) {
                         target = (uint64_t)(i + 1) * window;
                         gv_wait(arrived_at_least, &target);

@@ -50,6 +50,25 @@ gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p);
 gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
                        size_t len);
 
+/**
+ * Send an active message without copying a large payload: like
+ * gv_am_send() (same order, same errors), but a payload the layer would
+ * otherwise copy may be sent from where it is, so it must stay valid and
+ * unchanged until gv_am_wait_local() returns. Small payloads are batched
+ * or copied as by gv_am_send(). This is what keeps many large messages in
+ * flight from one thread (gv_am_send() of a large payload waits until the
+ * transport is done with it, or copies it).
+ */
+gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
+                           size_t len);
+
+/**
+ * Wait until every payload given to gv_am_send_nbi() so far may be reused
+ * or freed (local completion: not necessarily handled by its receiver).
+ * Progresses while it waits; not from a handler.
+ */
+void gv_am_wait_local(void);
+
 /** Largest payload gv_am_send() accepts (at least 1 MiB). */
 size_t gv_am_max_payload(void);
 

@@ -1,5 +1,7 @@
 /* Payload sizes from 0 bytes to past 1 MiB, each verified byte for byte,
- * from every rank to the next and to itself, in order.
+ * from every rank to the next and to itself, in order: first with
+ * gv_am_send(), then with gv_am_send_nbi() from buffers that are all in
+ * flight at once and overwritten as soon as gv_am_wait_local() returns.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 
@@ -25,9 +27,19 @@ static void on_msg(int src, const void *payload, size_t len, void *arg)
     next_idx[self]++;
 }
 
+static void check_counts(const char *how)
+{
+    MR_CHECK(next_idx[1] == NSIZES, "%s: %u of %zu messages to self", how,
+             next_idx[1], NSIZES);
+    if (gv_nranks() > 1)
+        MR_CHECK(next_idx[0] == NSIZES, "%s: %u of %zu messages from the "
+                 "left", how, next_idx[0], NSIZES);
+}
+
 int main(int argc, char **argv)
 {
     uint8_t *buf = malloc(sizes[NSIZES - 1]);
+    uint8_t *nbi[NSIZES];
     unsigned k;
     int      right;
 
@@ -50,11 +62,29 @@ int main(int argc, char **argv)
     MR_CHECK(gv_am_send(0, (gv_am_id_t)(id + 100), buf, 8) == GV_ERR_INVALID,
              "unregistered handler id accepted");
     gv_barrier();
-    MR_CHECK(next_idx[1] == NSIZES, "%u of %zu messages to self", next_idx[1],
-             NSIZES);
-    if (gv_nranks() > 1)
-        MR_CHECK(next_idx[0] == NSIZES, "%u of %zu messages from the left",
-                 next_idx[0], NSIZES);
+    check_counts("gv_am_send");
+
+    /* Again without copies: every buffer stays in flight until
+     * gv_am_wait_local(); scribbling on them right after must not reach
+     * any receiver. */
+    next_idx[0] = next_idx[1] = 0;
+    gv_barrier();
+    for (k = 0; k < NSIZES; k++) {
+        nbi[k] = malloc(sizes[k] + 1);
+        mr_fill(nbi[k], sizes[k], ((uint64_t)gv_rank() << 32) | k);
+        if (right != gv_rank())
+            MR_OK(gv_am_send_nbi(right, id, nbi[k], sizes[k]));
+        MR_OK(gv_am_send_nbi(gv_rank(), id, nbi[k], sizes[k]));
+    }
+    MR_CHECK(gv_am_send_nbi(gv_nranks(), id, buf, 1u << 20) ==
+                 GV_ERR_INVALID, "nbi send to rank %d accepted", gv_nranks());
+    gv_am_wait_local();
+    for (k = 0; k < NSIZES; k++) {
+        memset(nbi[k], 0xa5, sizes[k]);
+        free(nbi[k]);
+    }
+    gv_barrier();
+    check_counts("gv_am_send_nbi");
     if (gv_rank() == 0)
         printf("sizes: 0 B .. %zu B over %s: ok\n", sizes[NSIZES - 1],
                gv_transport_name());
