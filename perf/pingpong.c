@@ -65,7 +65,14 @@ int main(int argc, char **argv)
         gv_finalize();
         return 2;
     }
-    buf = calloc(1, max_size);
+    /* Page-aligned, as ucx_perftest's and fi_pingpong's buffers are. */
+    buf = aligned_alloc(4096, (max_size + 4095) & ~(size_t)4095);
+    if (buf == NULL) {
+        fprintf(stderr, "pingpong: no memory for %zu bytes\n", max_size);
+        gv_finalize();
+        return 1;
+    }
+    memset(buf, 0, max_size);
     if (gv_rank() == 0)
         printf("# pingpong transport=%s aggregate=%s\n# %10s %12s %12s\n",
                gv_transport_name(), getenv("GV_AGGREGATE") ? getenv("GV_AGGREGATE") : "1",
