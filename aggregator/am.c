@@ -40,7 +40,8 @@ typedef struct out_msg {
 typedef struct {
     out_msg_t *head, *tail;  /* not yet accepted by the transport */
     out_msg_t *open;         /* open batch (== tail) or NULL */
-    uint64_t   open_ns;      /* when its first record went in */
+    uint64_t   open_ns;      /* when progress first saw it open; 0: not yet
+                                (no clock read on the send path) */
     unsigned   queued;       /* messages in the queue, open batch included */
     int        backlogged;   /* in the backlog list */
     int        dirty;        /* in the open list */
@@ -821,7 +822,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                 m       = msg_new(dst, am.agg_bytes, 1);
                 p->open = m;
                 enqueue(p, m);
-                p->open_ns = gv__now_ns();
+                p->open_ns = 0;
                 if (!p->dirty) {
                     p->dirty                = 1;
                     am.openlist[am.nopen++] = dst;
@@ -905,8 +906,14 @@ void gv__am_idle(void)
 
 unsigned gv__am_progress(void)
 {
-    unsigned n = self_drain();
+    unsigned n;
     int      i;
+
+    /* Every poll of every wait comes here: nothing to do is the common
+     * case, and it should cost a few loads. */
+    if ((am.self_len == 0) && (am.nbacklog == 0) && (am.nopen == 0))
+        return 0;
+    n = self_drain();
 
     /* Retry what the transport refused before. */
     for (i = 0; i < am.nbacklog;) {
@@ -925,7 +932,10 @@ unsigned gv__am_progress(void)
         uint64_t now = gv__now_ns();
         for (i = 0; i < am.nopen;) {
             int dst = am.openlist[i];
-            if (now - am.peers[dst].open_ns >= am.timeout_ns) {
+            if (am.peers[dst].open_ns == 0) {
+                am.peers[dst].open_ns = now;
+                i++;
+            } else if (now - am.peers[dst].open_ns >= am.timeout_ns) {
                 flush_peer(dst, &am.stats.flush_timeout);
                 n++;
             } else {

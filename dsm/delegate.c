@@ -197,7 +197,8 @@ static unsigned progress_hook(void)
 {
     unsigned n;
 
-    if (D.in_flush || !gv__geo.up)
+    if (((D.ndirty == 0) && (D.native_out == 0)) || D.in_flush ||
+        !gv__geo.up)
         return 0;
     D.in_flush = 1;
     n = (unsigned)D.ndirty;
