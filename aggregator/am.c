@@ -71,6 +71,15 @@ typedef struct {
     void              *arg;
 } handler_t;
 
+/* Where the next record to a rank goes, and where its buffer ends: the
+ * open batch to a peer, the self buffer for the own rank, or NULL/NULL
+ * (no room). The send fast path reads only this: one load, not the chain
+ * peer -> batch -> length -> data. An open batch's len is brought up to
+ * date from it when the batch closes. */
+typedef struct {
+    uint8_t *pos, *end;
+} cursor_t;
+
 /* A gv_am_send_nbi() message the transport sends from the caller's buffer:
  * the header must outlive the call too, so it lives here. */
 typedef struct nbi_req {
@@ -108,6 +117,7 @@ static struct {
     peer_t       *peers;
     int          *backlog;        /* ranks with messages the tl refused */
     int           nbacklog;
+    cursor_t     *cur;            /* per rank; see cursor_t */
     int          *openlist;       /* ranks with an open batch */
     int           nopen;
     out_msg_t    *free_batches;
@@ -116,9 +126,9 @@ static struct {
     uint64_t      nbi_pending;    /* ... and those the transport holds */
     unsigned      in_handler;
     uint64_t      handled_count;  /* for quiescence, rejected included */
-    /* messages to self: a byte FIFO of batch records */
+    /* messages to self: a byte FIFO of batch records, filled up to
+     * cur[rank].pos, allocated up to cur[rank].end */
     uint8_t      *self_buf;
-    size_t        self_len, self_cap;
     /* barrier */
     uint32_t      wave;
     wave_slot_t   slot[2];
@@ -235,9 +245,12 @@ static void enqueue(peer_t *p, out_msg_t *m)
 static void close_open(peer_t *p)
 {
     out_msg_t *m = p->open;
+    cursor_t  *c = &am.cur[p - am.peers];
 
     if (m == NULL)
         return;
+    m->len = (size_t)(c->pos - m->data);
+    c->pos = c->end = NULL;
     set_hdr(m, GV_WIRE_BATCH, 0);
     p->open = NULL;
 }
@@ -519,15 +532,19 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
 
 static void self_push(gv_am_id_t id, const void *payload, size_t len)
 {
-    size_t need = gv_wire_rec_size(len);
+    cursor_t *c    = &am.cur[am.rank];
+    size_t    need = gv_wire_rec_size(len);
 
-    if (am.self_len + need > am.self_cap) {
-        am.self_cap = (am.self_cap * 2 > am.self_len + need)
-                          ? am.self_cap * 2 : am.self_len + need + 4096;
-        am.self_buf = gv_realloc(am.self_buf, am.self_cap);
+    if ((size_t)(c->end - c->pos) < need) {
+        size_t used = (size_t)(c->pos - am.self_buf);
+        size_t cap  = (size_t)(c->end - am.self_buf);
+
+        cap         = (cap * 2 > used + need) ? cap * 2 : used + need + 4096;
+        am.self_buf = gv_realloc(am.self_buf, cap);
+        c->pos      = am.self_buf + used;
+        c->end      = am.self_buf + cap;
     }
-    am.self_len += gv_wire_rec_put(am.self_buf + am.self_len, id, payload,
-                                   len);
+    c->pos += gv_wire_rec_put(c->pos, id, payload, len);
 }
 
 /* Deliver messages to self that were queued before this call, with the
@@ -540,22 +557,24 @@ static unsigned self_drain(void)
     size_t           len, cap;
     uint64_t         before;
 
-    if (am.self_len == 0)
+    cursor_t        *sc = &am.cur[am.rank];
+
+    if (sc->pos == am.self_buf)
         return 0;
     /* Handlers may send to self again: take the current batch away. */
     buf         = am.self_buf;
-    len         = am.self_len;
-    cap         = am.self_cap;
+    len         = (size_t)(sc->pos - buf);
+    cap         = (size_t)(sc->end - buf);
     am.self_buf = NULL;
-    am.self_len = 0;
-    am.self_cap = 0;
+    sc->pos = sc->end = NULL;
     c.p         = buf;
     c.end       = buf + len;
     before      = am.handled_count;
     dispatch_batch(am.rank, &c, &why);
     if (am.self_buf == NULL) { /* keep the buffer if nobody made one */
         am.self_buf = buf;
-        am.self_cap = cap;
+        sc->pos     = buf;
+        sc->end     = buf + cap;
     } else {
         gv_free(buf);
     }
@@ -743,21 +762,27 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
     } while (off < len);
 }
 
-/* Append a record of a small payload: constant-size copies for the common
- * sizes, so that an 8-byte update is a few moves, not a library call. */
+/* Append a record of a payload of at most FAST_MAX bytes with word moves
+ * and no library call, so that the fast path stays a leaf (no frame, no
+ * saved registers): an 8-byte update is a few moves. */
+#define FAST_MAX 64
 static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
                                  size_t len)
 {
-    uint16_t l = (uint16_t)len;
+    const uint8_t *s = payload;
+    uint16_t       l = (uint16_t)len;
+    uint64_t       w;
 
     memcpy(p, &id, 2);
     memcpy(p + 2, &l, 2);
-    if (len == 8)
-        memcpy(p + 4, payload, 8);
-    else if (len == 16)
-        memcpy(p + 4, payload, 16);
-    else if (len > 0)
-        memcpy(p + 4, payload, len);
+    p += 4;
+    for (; len >= 8; len -= 8, s += 8, p += 8) {
+        memcpy(&w, s, 8);
+        memcpy(p, &w, 8);
+        __asm__("" : "+r"(p)); /* keep it a loop of moves, not memcpy() */
+    }
+    for (; len > 0; len--)
+        *p++ = *s++;
 }
 
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
@@ -773,23 +798,14 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
 {
     if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
                              (id < am.nhandlers) &&
-                             (len < GV_WIRE_LONG_REC - 4) &&
+                             (len <= FAST_MAX) &&
                              ((payload != NULL) || (len == 0)),
                          1)) {
-        out_msg_t *m   = am.peers[dst].open;
-        size_t     rec = gv_wire_pad4(4 + len);
-        if ((m != NULL) && (m->len + rec <= am.agg_bytes)) {
-            rec_put_small(m->data + m->len, id, payload, len);
-            m->len += rec;
-            am.stats.msgs_sent++;
-            am.stats.bytes_sent += len;
-            return GV_OK;
-        }
-        /* To self (half of GUPS' updates on 2 ranks): the same records,
-         * into the buffer that progress delivers. */
-        if ((dst == am.rank) && (am.self_len + rec <= am.self_cap)) {
-            rec_put_small(am.self_buf + am.self_len, id, payload, len);
-            am.self_len += rec;
+        cursor_t *c   = &am.cur[dst];
+        size_t    rec = gv_wire_pad4(4 + len);
+        if ((size_t)(c->end - c->pos) >= rec) {
+            rec_put_small(c->pos, id, payload, len);
+            c->pos += rec;
             am.stats.msgs_sent++;
             am.stats.bytes_sent += len;
             return GV_OK;
@@ -823,10 +839,14 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (am.aggregate && (rec <= am.batch_max_rec)) {
         /* Waiting for credit runs handlers (and other workers) that may
          * send to dst as well and open a batch: look again after it. */
-        while (((m = p->open) == NULL) || (m->len + rec > am.agg_bytes)) {
+        cursor_t *c = &am.cur[dst];
+
+        while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
                 m       = msg_new(dst, am.agg_bytes, 1);
                 p->open = m;
+                c->pos  = m->data;
+                c->end  = m->data + am.agg_bytes;
                 enqueue(p, m);
                 p->open_ns = 0;
                 if (!p->dirty) {
@@ -840,7 +860,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
             ship(dst);
             drain_to(dst, am.credits);
         }
-        m->len += gv_wire_rec_put(m->data + m->len, id, payload, len);
+        c->pos += gv_wire_rec_put(c->pos, id, payload, len);
         return GV_OK;
     }
     send_alone(dst, id, payload, len, 0);
@@ -917,7 +937,8 @@ unsigned gv__am_progress(void)
 
     /* Every poll of every wait comes here: nothing to do is the common
      * case, and it should cost a few loads. */
-    if ((am.self_len == 0) && (am.nbacklog == 0) && (am.nopen == 0))
+    if ((am.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
+        (am.nopen == 0))
         return 0;
     n = self_drain();
 
@@ -1118,6 +1139,7 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
     am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
     am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
+    am.cur           = gv_calloc((size_t)am.size, sizeof(cursor_t));
     return GV_OK;
 }
 
@@ -1157,9 +1179,10 @@ void gv__am_fini(void)
     gv_free(am.backlog);
     gv_free(am.openlist);
     gv_free(am.self_buf);
+    gv_free(am.cur);
     am.peers    = NULL;
     am.self_buf = NULL;
-    am.self_len = am.self_cap = 0;
+    am.cur      = NULL;
 }
 
 size_t gv__am_memory_bound(void)
