@@ -38,6 +38,13 @@ typedef struct gv_ctx_asm {
     void *sp;
 } gv_ctx_asm_t;
 
+/* Bytes of saved state at the saved stack pointer (see the .S file). */
+#if defined(__aarch64__)
+#define GV_CTX_ASM_FRAME 176
+#else
+#define GV_CTX_ASM_FRAME 64
+#endif
+
 #if GV_HAVE_CTX_ASM
 /* Lay out an initial frame at the top of [stack_lo, stack_lo + size) so that
  * the first switch to @a ctx calls fn(arg) on that stack with an ABI-aligned
@@ -46,6 +53,12 @@ void gv__ctx_asm_make(gv_ctx_asm_t *ctx, void *stack_lo, size_t size,
                       gv_ctx_fn_t fn, void *arg);
 /* Save callee-saved state into *from, resume *to. */
 void gv__ctx_asm_switch(gv_ctx_asm_t *from, gv_ctx_asm_t *to);
+/* The same, given the value of to->sp: a caller whose last act is the
+ * switch can then make it a tail call (no local gv_ctx_t whose address is
+ * taken), so the caller's own frame is popped before the registers are
+ * pushed, and the saved registers sit right below the frame of the
+ * caller's caller: the fewest cache lines to bring back (scheduler.c). */
+void gv__ctx_asm_switch_sp(gv_ctx_asm_t *from, void *to_sp);
 #endif
 
 /* ---- ucontext (portable) ----------------------------------------------- */

@@ -24,14 +24,18 @@
  * thousands of workers their stacks are not in cache. The ready queue is a
  * ring of (worker, saved stack pointer) entries, so when the scheduler
  * takes a worker from its head it also looks D places ahead and prefetches
- * that worker's saved registers and the frames above them (four lines from
- * its stack pointer), from the queue entry alone: no descriptor has to be
- * read first, so there is no chain of dependent misses. A yielding worker
- * saves its registers straight into its queue entry, so a round of yields
- * never touches a descriptor. By the time a worker reaches the head its
- * context is in cache (Grappa's "ready-resident"). D is GV_PREFETCH (0
- * turns it off). Worker stacks are also cache-coloured (worker.c), so that
- * the prefetched lines of different workers do not evict each other.
+ * that worker's saved registers and the start of the frame above them (two
+ * lines from its stack pointer), from the queue entry alone: no descriptor
+ * has to be read first, so there is no chain of dependent misses. A
+ * yielding worker saves its registers straight into its queue entry, so a
+ * round of yields never touches a descriptor; and the switch is the last
+ * act of gv_yield and of the wait paths, a tail call, so their own frames
+ * are gone from the stack when the registers are pushed and a suspended
+ * worker is as few lines as its caller's depth allows. By the time a
+ * worker reaches the head its context is in cache (Grappa's
+ * "ready-resident"). D is GV_PREFETCH (0 turns it off). Worker stacks are
+ * also cache-coloured (worker.c), so that the prefetched lines of
+ * different workers do not evict each other.
  */
 #include "tasking/task_internal.h"
 #include <grapevine/am.h>
@@ -135,16 +139,22 @@ static inline rq_ent_t rq_pop(void)
 
     S.rq_head++;
     if ((d != 0) && (S.rq_tail - S.rq_head > d)) {
-        /* d places ahead: the saved registers and the frames above them
-         * (where a yielding worker resumes), found from the queue entry
-         * alone; with the ucontext fallback, the descriptor that holds the
-         * context. */
+        /* d places ahead: the lines from the saved stack pointer to the
+         * first byte above the saved registers (the caller of the switch
+         * goes on from there), found from the queue entry alone; with the
+         * ucontext fallback, the descriptor that holds the context. No
+         * more: a line prefetched and not used still takes a place in the
+         * caches, and at 100,000 workers the lines that are used (two per
+         * worker, its page-table entry, the ready queue) already fill most
+         * of the last-level cache. Measured on perf/ctxswitch, 100,000
+         * workers: four lines (the frames above too) were slower than
+         * these two. */
 #if GV_HAVE_CTX_ASM
         const char *sp = S.rq[(S.rq_head + d) & S.rq_mask].sp;
-        prefetch_w(sp);
-        prefetch_w(sp + 64);
-        prefetch_w(sp + 128);
-        prefetch_w(sp + 192);
+        unsigned    k;
+
+        for (k = 0; k <= (GV_CTX_ASM_FRAME + 63) / 64; k++)
+            prefetch_w(sp + 64 * k);
 #else
         const char *c = (const char *)&S.rq[(S.rq_head + d) & S.rq_mask].w->ctx;
         prefetch_w(c);
@@ -318,17 +328,19 @@ static inline void switch_to(gv_worker_t *self, gv_ctx_t *save,
 }
 
 /* Save the running context into *save and resume the worker of a ready
- * queue entry, from the stack pointer kept in the entry. */
+ * queue entry, from the stack pointer kept in the entry. With the asm the
+ * stack pointer is passed by value: a local gv_ctx_t whose address went to
+ * the switch would keep the caller's frame alive under the saved registers,
+ * whereas this way the compiler makes the switch a tail call (gv_yield ends
+ * in a jump to it), and a suspended worker's saved registers sit right
+ * below the frame of whoever called gv_yield: one or two cache lines to
+ * bring back instead of two or three. */
 static inline void switch_to_entry(gv_ctx_t *save, rq_ent_t e)
 {
-#if GV_HAVE_CTX_ASM
-    gv_ctx_t to = {.sp = e.sp};
-#endif
-
     S.current = e.w;
     S.st.switches++;
 #if GV_HAVE_CTX_ASM
-    gv__ctx_switch(save, &to);
+    gv__ctx_asm_switch_sp(save, e.sp);
 #else
     gv__ctx_switch(save, &e.w->ctx);
 #endif

@@ -269,8 +269,10 @@ static gv_worker_t *map_worker(size_t stack_bytes, int kind)
                 (unsigned long long)read_ulong_file(
                     "/proc/sys/vm/max_map_count", 0));
     }
-    w = (gv_worker_t *)(map + map_len - color - sizeof(gv__task_t) -
-                        sizeof(gv_worker_t));
+    /* Aligned as its type says: the descriptor is one cache line. */
+    w = (gv_worker_t *)(((uintptr_t)(map + map_len - color) -
+                         sizeof(gv__task_t) - sizeof(gv_worker_t)) &
+                        ~(uintptr_t)63);
     memset(w, 0, sizeof(*w));
     w->slot     = (gv__task_t *)((char *)w + sizeof(gv_worker_t));
     w->stack_lo = map + (guarded ? page_size : 0);
@@ -300,8 +302,12 @@ gv_worker_t *gv__worker_new(gv_ctx_fn_t entry, int kind)
 
 void gv__worker_free(gv_worker_t *w)
 {
-    char *map = (char *)w + sizeof(gv_worker_t) + sizeof(gv__task_t) +
-                w->color - w->map_len;
+    /* The alignment of the descriptor left less than 64 bytes below the
+     * colour gap: rounding up to a page finds the end of the mapping. */
+    uintptr_t end = ((uintptr_t)w + sizeof(gv_worker_t) +
+                     sizeof(gv__task_t) + w->color + page_size - 1) &
+                    ~(uintptr_t)(page_size - 1);
+    char     *map = (char *)(end - w->map_len);
 
     if (w->guarded && (nguarded > 0))
         nguarded--;

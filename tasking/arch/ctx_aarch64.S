@@ -31,11 +31,21 @@
 
     .text
 
-/* void gv__ctx_asm_switch(gv_ctx_asm_t *from (x0), gv_ctx_asm_t *to (x1)) */
+/* void gv__ctx_asm_switch(gv_ctx_asm_t *from (x0), gv_ctx_asm_t *to (x1))
+ * Loads to->sp and falls through into gv__ctx_asm_switch_sp. */
     .globl  gv__ctx_asm_switch
     .type   gv__ctx_asm_switch, %function
     .p2align 4
 gv__ctx_asm_switch:
+    .cfi_startproc
+    ldr     x1, [x1]                /* the target's saved stack pointer */
+    .cfi_endproc
+    .size   gv__ctx_asm_switch, .-gv__ctx_asm_switch
+
+/* void gv__ctx_asm_switch_sp(gv_ctx_asm_t *from (x0), void *to_sp (x1)) */
+    .globl  gv__ctx_asm_switch_sp
+    .type   gv__ctx_asm_switch_sp, %function
+gv__ctx_asm_switch_sp:
     .cfi_startproc
     sub     sp, sp, #176            /* room for the frame */
     .cfi_adjust_cfa_offset 176
@@ -54,8 +64,7 @@ gv__ctx_asm_switch:
 
     mov     x9, sp
     str     x9, [x0]                /* from->sp = sp: the old context is saved */
-    ldr     x9, [x1]
-    mov     sp, x9                  /* sp = to->sp: now on the new stack */
+    mov     sp, x1                  /* sp = to_sp: now on the new stack */
 
     ldp     x19, x20, [sp, #0]
     ldp     x21, x22, [sp, #16]
@@ -75,7 +84,7 @@ gv__ctx_asm_switch:
 1:  add     sp, sp, #176            /* drop the frame */
     ret                             /* to x30: into the new context */
     .cfi_endproc
-    .size   gv__ctx_asm_switch, .-gv__ctx_asm_switch
+    .size   gv__ctx_asm_switch_sp, .-gv__ctx_asm_switch_sp
 
 /* void gv__ctx_asm_make(gv_ctx_asm_t *ctx (x0), void *stack_lo (x1),
  *                       size_t size (x2), gv_ctx_fn_t fn (x3), void *arg (x4))

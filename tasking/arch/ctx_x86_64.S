@@ -36,11 +36,22 @@
     .text
 
 /* void gv__ctx_asm_switch(gv_ctx_asm_t *from  (%rdi),
- *                         gv_ctx_asm_t *to    (%rsi)) */
+ *                         gv_ctx_asm_t *to    (%rsi))
+ * Loads to->sp and falls through into gv__ctx_asm_switch_sp. */
     .globl  gv__ctx_asm_switch
     .type   gv__ctx_asm_switch, @function
     .p2align 4
 gv__ctx_asm_switch:
+    .cfi_startproc
+    ENDBR
+    movq    (%rsi), %rsi            /* the target's saved stack pointer */
+    .cfi_endproc
+    .size   gv__ctx_asm_switch, .-gv__ctx_asm_switch
+
+/* void gv__ctx_asm_switch_sp(gv_ctx_asm_t *from (%rdi), void *to_sp (%rsi)) */
+    .globl  gv__ctx_asm_switch_sp
+    .type   gv__ctx_asm_switch_sp, @function
+gv__ctx_asm_switch_sp:
     .cfi_startproc
     ENDBR
     pushq   %rbp                    /* sp + 48 */
@@ -63,7 +74,7 @@ gv__ctx_asm_switch:
     movl    (%rsp), %eax            /* the control words in force now */
     movzwl  4(%rsp), %edx
     movq    %rsp, (%rdi)            /* from->sp = sp: the old context is saved */
-    movq    (%rsi), %rsp            /* sp = to->sp: now on the new stack */
+    movq    %rsi, %rsp              /* sp = to_sp: now on the new stack */
 
     /* Loading MXCSR and the x87 control word stalls the pipeline for a
      * while, and contexts almost never differ in them: restore them only
@@ -83,7 +94,7 @@ gv__ctx_asm_switch:
     popq    %rbp
     ret                             /* into the new context */
     .cfi_endproc
-    .size   gv__ctx_asm_switch, .-gv__ctx_asm_switch
+    .size   gv__ctx_asm_switch_sp, .-gv__ctx_asm_switch_sp
 
 /* void gv__ctx_asm_make(gv_ctx_asm_t *ctx (%rdi), void *stack_lo (%rsi),
  *                       size_t size (%rdx), gv_ctx_fn_t fn (%rcx),
