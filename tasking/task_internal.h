@@ -83,7 +83,7 @@ struct gv_worker {
     uint32_t          id;
     uint8_t           state;
     uint8_t           wake_pending;
-    uint8_t           guarded;   /* a PROT_NONE page sits below stack_lo */
+    uint8_t           guarded;   /* a guard page sits below stack_lo */
     uint8_t           kind;
     gv__task_t       *slot;      /* the task this worker runs */
 } __attribute__((aligned(64)));

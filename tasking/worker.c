@@ -27,14 +27,18 @@
  * runs one after the other, land in different sets. The gap costs address
  * space, not memory: its pages are never touched.
  *
- * Guard pages and vm.max_map_count: a PROT_NONE page between two writable
- * mappings splits them, so every guarded stack costs the kernel two memory
- * map areas, and Linux allows 65530 by default. Stacks are therefore guarded
- * while that budget lasts (leaving room for the rest of the program); past
- * it they are mapped without a guard, adjacent unguarded stacks merge into
- * one area, and a canary word at the bottom of the stack is checked each
- * time a task ends. The first unguarded stack logs a warning that says how
- * to raise the limit.
+ * Guard pages and vm.max_map_count: where the kernel has guard regions
+ * (madvise MADV_GUARD_INSTALL, Linux 6.13), the guard is a marker in the
+ * page table of an ordinary mapping: the stacks' mappings stay one memory
+ * map area however many there are, and every stack is guarded. Elsewhere a
+ * PROT_NONE page (mprotect) between two writable mappings splits them, so
+ * every guarded stack costs the kernel two memory map areas, and Linux
+ * allows 65530 by default. Such stacks are therefore guarded while that
+ * budget lasts (leaving room for the rest of the program); past it they
+ * are mapped without a guard, adjacent unguarded stacks merge into one
+ * area, and a canary word at the bottom of the stack is checked each time a
+ * task ends. The first unguarded stack logs a warning that says how to
+ * raise the limit.
  */
 #include "tasking/task_internal.h"
 
@@ -48,10 +52,17 @@
 #define ALT_STACK_BYTES (64u << 10)
 #define MAPS_RESERVE    8192 /* map areas left for everything else */
 #define COLORS          1024 /* cache colours of the stack tops */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102 /* Linux 6.13; older C libraries lack it */
+#endif
+
+/* How a stack is guarded (gv_worker_t.guarded). */
+enum { GUARD_NONE = 0, GUARD_MPROTECT, GUARD_MARKER };
 
 static size_t           page_size;
 static uint64_t         guard_budget, nguarded;
 static int              warned_unguarded;
+static int              have_markers; /* MADV_GUARD_INSTALL works */
 static void            *alt_stack;
 static stack_t          old_alt;
 static struct sigaction old_segv, old_bus;
@@ -191,6 +202,7 @@ void gv__worker_sys_init(void)
                        ? (max_maps - used - MAPS_RESERVE) / 2 : 0;
     nguarded         = 0;
     warned_unguarded = 0;
+    have_markers     = 1; /* until the kernel says otherwise */
 
     /* The handler runs on its own stack: the worker's is the one that
      * overflowed. */
@@ -231,11 +243,34 @@ void gv__worker_sys_fini(void)
     }
 }
 
+/* Make the page at map a guard: a marker if the kernel has them, else
+ * PROT_NONE. Returns the GUARD_ kind, or -1 on failure (the mapping is left
+ * to the caller). */
+static int install_guard(char *map)
+{
+    if (have_markers) {
+        if (madvise(map, page_size, MADV_GUARD_INSTALL) == 0)
+            return GUARD_MARKER;
+        /* EINVAL from a kernel older than 6.13, or a refusal we do not
+         * know: PROT_NONE pages from now on, as before guard markers. */
+        gv_debug("no guard markers (madvise: %m): guard pages are PROT_NONE "
+                 "pages, within vm.max_map_count");
+        have_markers = 0;
+    }
+    if (mprotect(map, page_size, PROT_NONE) != 0) {
+        gv_error("mprotect of a guard page failed: %m");
+        return -1;
+    }
+    nguarded++;
+    return GUARD_MPROTECT;
+}
+
 static gv_worker_t *map_worker(size_t stack_bytes, int kind)
 {
     uint64_t     id        = next_id++;
     size_t       stack_len = (stack_bytes + page_size - 1) & ~(page_size - 1);
-    int          guarded   = (nguarded < guard_budget) || (kind == GV_WK_SYS);
+    int          guarded   = have_markers || (nguarded < guard_budget) ||
+                             (kind == GV_WK_SYS);
     /* Cache colouring: see the top of this file. */
     size_t       color     = (size_t)(id % COLORS) * 64;
     size_t       map_len   = stack_len + (guarded ? page_size : 0) +
@@ -252,12 +287,11 @@ static gv_worker_t *map_worker(size_t stack_bytes, int kind)
         return NULL;
     }
     if (guarded) {
-        if (mprotect(map, page_size, PROT_NONE) != 0) {
-            gv_error("mprotect of a guard page failed: %m");
+        guarded = install_guard(map);
+        if (guarded < 0) {
             munmap(map, map_len);
             return NULL;
         }
-        nguarded++;
     } else if (!warned_unguarded) {
         warned_unguarded = 1;
         gv_warn("worker stacks past the first %llu have no guard page "
@@ -309,7 +343,7 @@ void gv__worker_free(gv_worker_t *w)
                     ~(uintptr_t)(page_size - 1);
     char     *map = (char *)(end - w->map_len);
 
-    if (w->guarded && (nguarded > 0))
+    if ((w->guarded == GUARD_MPROTECT) && (nguarded > 0))
         nguarded--;
     munmap(map, w->map_len);
 }
