@@ -5,7 +5,10 @@
 #   ucx (sm, tcp)  vs ucx_perftest with the same UCX_TLS
 #   ofi (shm, tcp;ofi_rxm) vs fi_pingpong with the same provider
 #   mpi (vader, tcp) vs perf/mpi_pingpong with the same Open MPI settings
-# Usage: perf/compare.sh [BUILD_DIR] [--reps N]   (prints a Markdown table)
+# Usage: perf/compare.sh [BUILD_DIR] [--reps N] [--rounds R]
+# (prints a Markdown table). Each cell is the median of R rounds (3) in
+# which Grapevine and the peer tool run alternately, so that a burst of
+# load on a shared machine hits both sides alike.
 # Latency: 8-byte one-way, microseconds (half a round trip; ucx_perftest's
 # 50th percentile, fi_pingpong's usec/xfer). Bandwidth at 1 MiB in MB/s
 # (10^6 B/s; ucx_perftest's MiB/s are converted). fi_pingpong measures a
@@ -13,7 +16,16 @@
 set -u
 B=${1:-build}
 REPS=5
-[ "${2:-}" = "--reps" ] && REPS=${3:-5}
+ROUNDS=3
+shift || true
+while [ $# -gt 0 ]; do
+    case $1 in
+    --reps) REPS=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    *) echo "compare.sh: unknown option $1 (accepted: --reps N, --rounds R)" >&2
+       exit 2 ;;
+    esac
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export GV_WARN_UNUSED_ENV=0
 PORT=$((20000 + RANDOM % 20000))
@@ -60,6 +72,11 @@ mpi_pp() { # BTL SIZE -> "lat bw"
         sed -n 's/.*lat_us=\([0-9.]*\) bw_MBps=\([0-9.]*\).*/\1 \2/p'
 }
 
+med() { # values... -> median (empty values ignored)
+    printf '%s\n' "$@" | awk 'NF' | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0)
     print "n/a"; else printf "%.2f", a / b }'; }
 
@@ -76,34 +93,45 @@ for cfg in "tcp||tcp,self" "shm||sm,self" "ucx|UCX_TLS=sm,self|sm,self" \
     IFS='|' read -r tl env utls <<<"$cfg"
     built "$tl" || { echo "| $tl $env | not built | | | | | | |"; continue; }
     L="env GV_TRANSPORT=$tl $env timeout 120 $B/bin/gvrun -n 2"
-    read -r gl _ <<<"$(gv_pp "$L" 8)"
-    read -r _ gb <<<"$(gv_pp "$L" 1048576)"
-    pl="" pb=""
-    if have ucx_perftest; then
-        pl=$(ucx_perf "$utls" ucp_am_lat 8 200000)
-        pb=$(ucx_perf "$utls" ucp_am_bw 1048576 2000)
-    fi
-    row "$tl ${env:-}" "$gl" "$pl" "$gb" "$pb" "ucx_perftest UCX_TLS=$utls"
+    GL=() GB=() PL=() PB=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        read -r l _ <<<"$(gv_pp "$L" 8)"; GL+=("$l")
+        read -r _ b <<<"$(gv_pp "$L" 1048576)"; GB+=("$b")
+        if have ucx_perftest; then
+            PL+=("$(ucx_perf "$utls" ucp_am_lat 8 200000)")
+            PB+=("$(ucx_perf "$utls" ucp_am_bw 1048576 2000)")
+        fi
+    done
+    row "$tl ${env:-}" "$(med "${GL[@]}")" "$(med "${PL[@]}")" \
+        "$(med "${GB[@]}")" "$(med "${PB[@]}")" "ucx_perftest UCX_TLS=$utls"
 done
 for prov in "shm" "tcp;ofi_rxm"; do
     built ofi || { echo "| ofi | not built | | | | | | |"; break; }
     L="env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2"
-    read -r gl _ <<<"$(gv_pp "$L" 8)"
-    read -r gpl _ <<<"$(gv_pp "$L" 1048576)"
-    gb=$(awk -v l="$gpl" 'BEGIN { if (l > 0) printf "%.1f", 1048576 / l }')
-    pl="" pb=""
-    if have fi_pingpong; then
-        read -r pl _ <<<"$(fi_pp "$prov" 8 100000)"
-        read -r _ pb <<<"$(fi_pp "$prov" 1048576 2000)"
-    fi
-    row "ofi FI_PROVIDER=$prov" "$gl" "$pl" "$gb" "$pb" "fi_pingpong -p '$prov' (ping-pong bw)"
+    GL=() GB=() PL=() PB=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        read -r l _ <<<"$(gv_pp "$L" 8)"; GL+=("$l")
+        read -r l _ <<<"$(gv_pp "$L" 1048576)"
+        GB+=("$(awk -v l="$l" 'BEGIN { if (l > 0) printf "%.1f", 1048576 / l }')")
+        if have fi_pingpong; then
+            read -r l _ <<<"$(fi_pp "$prov" 8 100000)"; PL+=("$l")
+            read -r _ b <<<"$(fi_pp "$prov" 1048576 2000)"; PB+=("$b")
+        fi
+    done
+    row "ofi FI_PROVIDER=$prov" "$(med "${GL[@]}")" "$(med "${PL[@]}")" \
+        "$(med "${GB[@]}")" "$(med "${PB[@]}")" \
+        "fi_pingpong -p '$prov' (ping-pong bw)"
 done
 for btl in "self,vader" "self,tcp"; do
     [ -x "$B/perf/mpi_pingpong" ] && have mpirun || break
     L="timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV"
-    read -r gl _ <<<"$(gv_pp "$L" 8)"
-    read -r _ gb <<<"$(gv_pp "$L" 1048576)"
-    read -r pl _ <<<"$(mpi_pp "$btl" 8)"
-    read -r _ pb <<<"$(mpi_pp "$btl" 1048576)"
-    row "mpi btl $btl" "$gl" "$pl" "$gb" "$pb" "perf/mpi_pingpong --mca btl $btl"
+    GL=() GB=() PL=() PB=()
+    for ((r = 0; r < ROUNDS; r++)); do
+        read -r l _ <<<"$(gv_pp "$L" 8)"; GL+=("$l")
+        read -r _ b <<<"$(gv_pp "$L" 1048576)"; GB+=("$b")
+        read -r l _ <<<"$(mpi_pp "$btl" 8)"; PL+=("$l")
+        read -r _ b <<<"$(mpi_pp "$btl" 1048576)"; PB+=("$b")
+    done
+    row "mpi btl $btl" "$(med "${GL[@]}")" "$(med "${PL[@]}")" \
+        "$(med "${GB[@]}")" "$(med "${PB[@]}")" "perf/mpi_pingpong --mca btl $btl"
 done
