@@ -5,8 +5,9 @@
  * (pthread) and Boost.Context (the ctxswitch_boost binary beside this one).
  * SPDX-License-Identifier: BSD-3-Clause
  *
- * usage: ctxswitch [-s SWITCHES] [N ...]     (default N: 2 1000 100000 500000)
- * One line per configuration:
+ * usage: ctxswitch [-s SWITCHES] [-r REPS] [N ...]
+ * (default N: 2 1000 100000 500000; REPS 3). One line per configuration,
+ * the median of REPS runs (a shared machine has bursts of load):
  *   ctxswitch impl=grapevine|boost|pthread workers=N prefetch=on|off ns=X
  */
 #define _GNU_SOURCE
@@ -50,6 +51,18 @@ static void bench_task(void *p)
         gv_yield();
     }
     gv_cc_done(&done_cc, 1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(*t), cmp_double);
+    return t[n / 2];
 }
 
 static double run_grapevine(uint64_t n, uint64_t iters, unsigned prefetch)
@@ -154,15 +167,19 @@ int main(int argc, char **argv)
 {
     static const uint64_t dflt[] = {2, 1000, 100000, 500000};
     uint64_t             *ns, n_count, i, max_n = 0, target = 20000000;
+    int                   reps = 3, r;
     unsigned              pf_on;
     char                  self[PATH_MAX], cmd[PATH_MAX + 1024];
     int                   opt, off;
 
-    while ((opt = getopt(argc, argv, "s:")) != -1) {
+    while ((opt = getopt(argc, argv, "s:r:")) != -1) {
         if (opt == 's')
             target = strtoull(optarg, NULL, 10);
+        else if ((opt == 'r') && (atoi(optarg) >= 1) && (atoi(optarg) <= 99))
+            reps = atoi(optarg);
         else {
-            fprintf(stderr, "usage: %s [-s SWITCHES] [N ...]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-s SWITCHES] [-r REPS (1..99)] "
+                    "[N ...]\n", argv[0]);
             return 2;
         }
     }
@@ -188,9 +205,12 @@ int main(int argc, char **argv)
         if (iters < 20)
             iters = 20;
         for (off = 0; off < 2; off++) {
-            double t = run_grapevine(ns[i], iters, off ? 0 : pf_on);
+            double t[99];
+            for (r = 0; r < reps; r++)
+                t[r] = run_grapevine(ns[i], iters, off ? 0 : pf_on);
             printf("ctxswitch impl=grapevine workers=%llu prefetch=%s ns=%.1f\n",
-                   (unsigned long long)ns[i], off ? "off" : "on", t);
+                   (unsigned long long)ns[i], off ? "off" : "on",
+                   median(t, reps));
             fflush(stdout);
         }
     }
@@ -201,8 +221,13 @@ int main(int argc, char **argv)
         iters = target / 20 / ns[i];
         if (iters < 20)
             iters = 20;
-        printf("ctxswitch impl=pthread workers=%llu prefetch=off ns=%.1f\n",
-               (unsigned long long)ns[i], run_pthread(ns[i], iters));
+        {
+            double t[99];
+            for (r = 0; r < reps; r++)
+                t[r] = run_pthread(ns[i], iters);
+            printf("ctxswitch impl=pthread workers=%llu prefetch=off "
+                   "ns=%.1f\n", (unsigned long long)ns[i], median(t, reps));
+        }
         fflush(stdout);
     }
     gv_finalize();
@@ -211,8 +236,8 @@ int main(int argc, char **argv)
      * installed, lives next to this binary. */
     if (realpath(argv[0], self) == NULL)
         snprintf(self, sizeof(self), "%s", argv[0]);
-    off = snprintf(cmd, sizeof(cmd), "%s/ctxswitch_boost -s %llu",
-                   dirname(self), (unsigned long long)target);
+    off = snprintf(cmd, sizeof(cmd), "%s/ctxswitch_boost -s %llu -r %d",
+                   dirname(self), (unsigned long long)target, reps);
     for (i = 0; i < n_count; i++)
         off += snprintf(cmd + off, sizeof(cmd) - (size_t)off, " %llu",
                         (unsigned long long)ns[i]);

@@ -9,6 +9,7 @@
 // prints: ctxswitch impl=boost workers=N prefetch=off ns=X
 #include <boost/context/fiber.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -82,11 +83,19 @@ int main(int argc, char **argv)
 {
     std::uint64_t              target = 20000000;
     std::vector<std::uint64_t> ns;
-    int                        a = 1;
+    int                        a = 1, reps = 3;
 
-    if ((argc > 2) && (std::strcmp(argv[1], "-s") == 0)) {
-        target = std::strtoull(argv[2], nullptr, 10);
-        a      = 3;
+    while ((a + 1 < argc) && (std::strcmp(argv[a], "-s") == 0 ||
+                              std::strcmp(argv[a], "-r") == 0)) {
+        if (argv[a][1] == 's')
+            target = std::strtoull(argv[a + 1], nullptr, 10);
+        else
+            reps = std::atoi(argv[a + 1]);
+        a += 2;
+    }
+    if ((reps < 1) || (reps > 99)) {
+        std::fprintf(stderr, "ctxswitch_boost: -r takes 1..99\n");
+        return 2;
     }
     for (; a < argc; a++)
         ns.push_back(std::strtoull(argv[a], nullptr, 10));
@@ -103,8 +112,12 @@ int main(int argc, char **argv)
         std::uint64_t it = target / n;
         if (it < 20)
             it = 20;
+        std::vector<double> t;
+        for (int r = 0; r < reps; r++)
+            t.push_back(run(n, it));
+        std::sort(t.begin(), t.end());
         std::printf("ctxswitch impl=boost workers=%llu prefetch=off ns=%.1f\n",
-                    (unsigned long long)n, run(n, it));
+                    (unsigned long long)n, t[t.size() / 2]);
         std::fflush(stdout);
     }
     std::free(array);
