@@ -8,7 +8,8 @@
  * the first provider that opens. Every rank must end up on the same
  * provider, so the choice is part of the address exchange and checked.
  * fi_getinfo is asked, best first, for FI_MSG|FI_RMA|FI_ATOMIC, then
- * FI_MSG|FI_RMA, then FI_MSG; what we got is in attr.detail, and each
+ * FI_MSG|FI_RMA, then FI_MSG, each first with FI_TAGGED (large frames,
+ * below) and FI_MULTI_RECV; what we got is in attr.detail, and each
  * atomic is advertised only if fi_atomicvalid (or its fetch / compare
  * variants) accepts it for FI_UINT64.
  *
@@ -24,6 +25,8 @@
  * Frames are padded to a multiple of 8 bytes, so that back-to-back frames
  * in a multi-receive buffer stay 8-byte aligned for the layer above (one
  * that arrives misaligned anyway is copied to an aligned buffer first).
+ * Large frames (below) are not padded; their byte 15 counts zeros between
+ * our header and the upper one instead (the lead, < OFI_RX_ALIGN).
  * src names the sender (tcp;ofi_rxm has no FI_SOURCE), tag drops frames
  * from anything outside this job (rxm accepts any connection), and seq
  * restores per-pair order: both providers match sends in order
@@ -33,20 +36,48 @@
  * delivered when the gap closes; in order, frames are handed to recv_cb
  * straight from the receive buffer.
  *
- * Receive buffers are FI_MULTI_RECV: OFI_NRBUF buffers of OFI_RBUF_SIZE
- * bytes, each filled with many messages and reposted when its completion
- * says the provider released it. FI_OPT_MIN_MULTI_RECV is the largest frame,
- * so every frame fits into a posted buffer. A frame is rejected (logged and
- * counted, never delivered) if it is shorter than our header, carries
- * another tag, names an impossible source, or repeats a delivered seq.
+ * Receive buffers are FI_MULTI_RECV when the provider completes receives
+ * in order (shm; see has_multi for why rxm does not qualify): OFI_NRBUF
+ * buffers, each OFI_RBUF_FRAMES times the largest frame they take, filled
+ * with many frames and reposted when a completion says the provider
+ * released the buffer. Otherwise they are a ring of OFI_RING_N one-frame
+ * buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it always fits.
+ * The multi-receive buffers are kept small because every frame lands on
+ * the next fresh bytes of one: cycling through 2 MiB keeps those writes
+ * in cache, where 24 MiB made the provider's copy write cold memory
+ * (64 KiB ping-pong over shm: 12.6 us with 3 x 8 MiB, 8.8 us with
+ * 4 x 1 MiB, 7.5 us with 4 x 512 KiB).
+ *
+ * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
+ * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
+ * OFI_NLBUF buffers of max_frame bytes posted with fi_trecv (any tag
+ * matches: our header identifies a frame), one frame each, reposted as
+ * soon as the frame is delivered (or copied aside). The provider's
+ * large-message protocol lands the frame in a buffer posted for it (shm:
+ * one process_vm_readv, rxm: rendezvous), and the same two buffers take
+ * every large frame, so that copy, too, writes into cache: at 1 MiB,
+ * copying into fresh memory ran at half the speed (measured with
+ * process_vm_readv alone). The lead puts the payload OFI_RX_ALIGN bytes
+ * into the buffer (exactly when the upper header is a multiple of 8 bytes
+ * long; the upper header itself stays 8-byte aligned): copying into an
+ * unaligned destination cost another 10% at 1 MiB. A tagged frame is
+ * self-contained (same header, same seq space), so the reorder stage
+ * needs nothing new. When both large buffers are taken, the provider
+ * holds the next large frame as an unexpected message (shm keeps the
+ * sender's buffer, rxm the rendezvous request) until one is reposted.
+ *
+ * A frame is rejected (logged and counted, never delivered) if it is
+ * shorter than our header, carries another job key, names an impossible
+ * source, or repeats a delivered seq.
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
- * return; attr.max_inline says so); a larger one goes out with fi_sendv
- * (our header plus a copy of the upper header, then the caller's payload in
- * place) and completes from the CQ. Without a request the frame is copied
- * first. At fini every peer we sent to gets a header-only "bye" frame with
- * a completion, so that injected bytes still queued in the provider leave
- * before the endpoint closes (see drain_sends).
+ * return; attr.max_inline says so); a larger one goes out with fi_sendv, or
+ * fi_tsendv when it is large (our header plus a copy of the upper header,
+ * then the caller's payload in place) and completes from the CQ. Without a
+ * request the frame is copied first. At fini every peer we sent to gets a
+ * header-only "bye" frame with a completion, so that injected bytes still
+ * queued in the provider leave before the endpoint closes (see
+ * drain_sends).
  *
  * One-sided operations. The heap is mmap'ed here and registered with
  * FI_REMOTE_READ|FI_REMOTE_WRITE; base address and key travel with the
@@ -91,17 +122,29 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #define OFI_API_VERSION FI_VERSION(1, 10)
 #define OFI_WIRE_HDR    16                 /* src, seq, tag, pad */
 #define OFI_TAG_LEN     7
 #define OFI_MAX_FRAME   ((1u << 20) + 4096) /* one 1 MiB payload + headers */
-#define OFI_RBUF_SIZE   (8u << 20)         /* each multi-receive buffer */
-#define OFI_NRBUF       3
-#define OFI_RING_FRAME  (64u << 10)        /* without FI_MULTI_RECV: a ring */
-#define OFI_RING_N      256                /*   of buffers, one frame each */
+#define OFI_NRBUF       4                  /* multi-receive buffers, each */
+#define OFI_RBUF_FRAMES 4                  /*   holding this many of the
+                                              largest frames they take */
+#define OFI_RING_FRAME  ((64u << 10) + 64) /* without FI_MULTI_RECV: a ring */
+#define OFI_RING_N      256                /*   of buffers, one frame each
+                                              (a 64 KiB batch and headers) */
+#define OFI_LARGE_MIN   (128u << 10)       /* larger frames go tagged into */
+#define OFI_NLBUF       2                  /*   this many reused buffers */
+#define OFI_LARGE_TAG   0                  /* their tag (received: any) */
+#define OFI_RX_ALIGN    64                 /* where their payload lands */
+_Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
+               "op->wire holds our header, a lead or pad, the upper header");
 #ifndef OFI_USE_MULTI_RECV
 #define OFI_USE_MULTI_RECV 1               /* 0: always the ring (tests) */
+#endif
+#ifndef OFI_USE_TAGGED
+#define OFI_USE_TAGGED  1                  /* 0: no large-frame path (tests) */
 #endif
 #define OFI_ADDR_MAX    128                /* endpoint name we can exchange */
 #define OFI_CQ_BATCH    32
@@ -135,7 +178,7 @@ static const struct {
     {FI_MSG, "FI_MSG"},
 };
 
-enum { OFI_CTX_RBUF = 1, OFI_CTX_SEND, OFI_CTX_RMA };
+enum { OFI_CTX_RBUF = 1, OFI_CTX_LBUF, OFI_CTX_SEND, OFI_CTX_RMA };
 
 /* Every context handed to libfabric starts with this, so that a completion
  * can tell receive buffers from operations. */
@@ -164,7 +207,7 @@ typedef struct ofi_op {
     uint64_t       result;
     uint64_t       rseq;        /* one-sided ops: issue order, for flush */
     struct ofi_op *next_free;
-    uint8_t        wire[OFI_WIRE_HDR + GV_TL_MAX_HDR + 8];
+    uint8_t        wire[OFI_RX_ALIGN]; /* our header, lead or pad, upper */
     uint8_t        zeros[8];    /* pad source; never written */
 } ofi_op_t;
 
@@ -242,13 +285,17 @@ typedef struct {
 
     int                multi;       /* FI_MULTI_RECV, else a ring */
     size_t             nrbuf, rbuf_size, max_frame;
+    size_t             small_max;   /* larger frames go tagged */
+    size_t             nlbuf, lbuf_size; /* tagged receive buffers */
     size_t             nrbuf_unposted; /* reposts that met EAGAIN */
-    char              *rmem;        /* nrbuf receive buffers */
-    ofi_rbuf_t        *rbufs;
+    char              *rmem;        /* the nlbuf (page-aligned), then the
+                                       nrbuf buffers */
+    size_t             rmem_size;
+    ofi_rbuf_t        *rbufs;       /* nrbuf + nlbuf */
     size_t             stash_bytes;
 
     /* Counters, logged at fini (debug). */
-    uint64_t           n_rx, n_tx, n_reordered, n_bad, n_eagain;
+    uint64_t           n_rx, n_tx, n_large, n_reordered, n_bad, n_eagain;
     uint64_t           n_blocked, n_realigned;
     uint8_t           *align_buf;   /* for frames that arrive misaligned */
     unsigned           idle_waits;  /* waits since the last event */
@@ -399,7 +446,16 @@ static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
         .addr      = FI_ADDR_UNSPEC,
         .context   = &rb->ctx.fctx,
     };
-    ssize_t ret = fi_recvmsg(o->ep, &msg, o->multi ? FI_MULTI_RECV : 0);
+    ssize_t ret;
+
+    if (rb->ctx.kind == OFI_CTX_LBUF)
+        /* Any tag: a stranger's tagged message is consumed and then
+         * rejected by handle_frame, instead of waiting unmatched in the
+         * provider for ever. */
+        ret = fi_trecv(o->ep, rb->base, o->lbuf_size, desc, FI_ADDR_UNSPEC,
+                       OFI_LARGE_TAG, ~(uint64_t)0, &rb->ctx.fctx);
+    else
+        ret = fi_recvmsg(o->ep, &msg, o->multi ? FI_MULTI_RECV : 0);
     if (ret == 0)
         rb->posted = 1;
     else
@@ -410,32 +466,32 @@ static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
     return (int)ret;
 }
 
-static void deliver(gv_tl_t *tl, int src, const uint8_t *frame, size_t len)
+/* Hand a frame's body (upper header and payload) to the layer above. */
+static void deliver(gv_tl_t *tl, int src, const uint8_t *body, size_t len)
 {
     /* A frame with nothing after our header is a peer's "bye" (see
      * drain_sends): it only takes its place in the sequence. */
     ofi_t *o = tl->priv;
 
-    if (len == OFI_WIRE_HDR)
+    if (len == 0)
         return;
-    frame += OFI_WIRE_HDR;
-    len   -= OFI_WIRE_HDR;
     /* Multi-receive buffers pack frames back to back, so one may start at
      * any byte; the layer above gets its bytes 8-byte aligned (its
      * handlers' payloads 4-byte aligned, as they are promised). */
-    if (((uintptr_t)frame & 7) != 0) {
+    if (((uintptr_t)body & 7) != 0) {
         if (o->align_buf == NULL)
             o->align_buf = gv_malloc(o->max_frame);
-        memcpy(o->align_buf, frame, len);
-        frame = o->align_buf;
+        memcpy(o->align_buf, body, len);
+        body = o->align_buf;
         o->n_realigned++;
     }
-    tl->params.recv_cb(tl->params.recv_arg, src, frame, len);
+    tl->params.recv_cb(tl->params.recv_arg, src, body, len);
 }
 
-/* Keep a frame that arrived before its predecessors, sorted by seq. */
+/* Keep the body of a frame that arrived before its predecessors, sorted
+ * by seq. */
 static void stash_frame(gv_tl_t *tl, int src, uint32_t seq,
-                        const uint8_t *frame, size_t len)
+                        const uint8_t *body, size_t len)
 {
     ofi_t        *o = tl->priv;
     ofi_peer_t   *p = &o->peers[src];
@@ -460,20 +516,23 @@ static void stash_frame(gv_tl_t *tl, int src, uint32_t seq,
     s       = gv_malloc(sizeof(*s) + len);
     s->seq  = seq;
     s->len  = len;
-    memcpy(s->data, frame, len);
+    memcpy(s->data, body, len);
     s->next = *pp;
     *pp     = s;
     o->stash_bytes += len;
     o->n_reordered++;
 }
 
-static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
+/* A frame from a tagged buffer (large) or a multi-receive or ring one. */
+static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
+                         int large)
 {
-    ofi_t      *o = tl->priv;
-    uint32_t    src, seq;
-    size_t      pad;
-    ofi_peer_t *p;
-    int32_t     d;
+    ofi_t         *o = tl->priv;
+    uint32_t       src, seq;
+    size_t         skip;
+    const uint8_t *body;
+    ofi_peer_t    *p;
+    int32_t        d;
 
     if (len < OFI_WIRE_HDR) {
         o->n_bad++;
@@ -488,14 +547,19 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
         gv_warn("ofi: dropped a %zu-byte frame without this job's key", len);
         return;
     }
-    pad = frame[15];
-    if ((pad > 7) || (pad > len - OFI_WIRE_HDR)) {
+    /* Byte 15 counts zeros: after the frame in a multi-receive or ring
+     * buffer (keeping the next frame aligned), before the upper header in
+     * a large one (placing the payload on a cache line). */
+    skip = frame[15];
+    if ((skip >= (large ? OFI_RX_ALIGN : 8)) ||
+        (skip > len - OFI_WIRE_HDR)) {
         o->n_bad++;
         gv_warn("ofi: dropped a %zu-byte frame with %zu bytes of padding",
-                len, pad);
+                len, skip);
         return;
     }
-    len -= pad;
+    body = frame + OFI_WIRE_HDR + (large ? skip : 0);
+    len -= OFI_WIRE_HDR + skip;
     if ((src >= (uint32_t)tl->size) || ((int)src == tl->rank)) {
         o->n_bad++;
         gv_warn("ofi: dropped a frame from invalid rank %u", src);
@@ -511,11 +575,11 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len)
         return;
     }
     if (d > 0) {
-        stash_frame(tl, (int)src, seq, frame, len);
+        stash_frame(tl, (int)src, seq, body, len);
         return;
     }
     p->rx_seq++;
-    deliver(tl, (int)src, frame, len);
+    deliver(tl, (int)src, body, len);
     while ((p->stash != NULL) && (p->stash->seq == p->rx_seq)) {
         ofi_stash_t *s = p->stash;
         p->stash = s->next;
@@ -574,6 +638,21 @@ static int is_peer_error(int err)
            (err == FI_ENETUNREACH) || (err == FI_ENETDOWN);
 }
 
+static int is_rbuf(const ofi_ctx_t *ctx)
+{
+    return (ctx->kind == OFI_CTX_RBUF) || (ctx->kind == OFI_CTX_LBUF);
+}
+
+/* Ring and tagged buffers hold one frame and are consumed by any
+ * completion; a multi-receive buffer only when the provider says it
+ * released it. */
+static int rbuf_released(const ofi_t *o, const ofi_rbuf_t *rb,
+                         uint64_t flags)
+{
+    return (rb->ctx.kind == OFI_CTX_LBUF) || !o->multi ||
+           (flags & FI_MULTI_RECV);
+}
+
 static void handle_cq_error(gv_tl_t *tl)
 {
     ofi_t               *o   = tl->priv;
@@ -589,16 +668,15 @@ static void handle_cq_error(gv_tl_t *tl)
     ctx  = err.op_context;
     pstr = fi_cq_strerror(o->cq, err.prov_errno, err.err_data, buf,
                           sizeof(buf));
-    if ((ctx != NULL) && (ctx->kind == OFI_CTX_RBUF)) {
+    if ((ctx != NULL) && is_rbuf(ctx)) {
         ofi_rbuf_t *rb = (ofi_rbuf_t *)ctx;
         if (err.err != FI_ECANCELED) {
+            /* e.g. FI_ETRUNC: a tagged frame larger than max_frame. */
             o->n_bad++;
             gv_warn("ofi: provider %s: a receive failed: %s (%s)",
                     prov_name(o), fi_strerror(err.err), pstr ? pstr : "");
         }
-        /* A ring buffer is consumed by any completion; a multi-receive
-         * buffer only when the provider says it released it. */
-        if (!o->multi || (err.flags & FI_MULTI_RECV)) {
+        if (rbuf_released(o, rb, err.flags)) {
             rb->posted = 0;
             if (!gv__ctx.finalizing)
                 rbuf_post(o, rb);
@@ -643,11 +721,16 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
 
     for (i = 0; i < n; i++) {
         ofi_ctx_t *ctx = ent[i].op_context;
-        if (ctx->kind == OFI_CTX_RBUF) {
+        if (is_rbuf(ctx)) {
             ofi_rbuf_t *rb = (ofi_rbuf_t *)ctx;
+            /* The entry's buf is defined for multi-receive buffers only;
+             * every other buffer holds its one frame at its start. */
+            int large = (ctx->kind == OFI_CTX_LBUF);
             if ((ent[i].flags & FI_RECV) && (ent[i].len > 0))
-                handle_frame(tl, ent[i].buf, ent[i].len);
-            if (!o->multi || (ent[i].flags & FI_MULTI_RECV)) {
+                handle_frame(tl, (o->multi && !large) ? ent[i].buf
+                                                      : (void *)rb->base,
+                             ent[i].len, large);
+            if (rbuf_released(o, rb, ent[i].flags)) {
                 rb->posted = 0;
                 rbuf_post(o, rb);
             }
@@ -698,7 +781,7 @@ static unsigned ofi_progress(gv_tl_t *tl)
     if (o->nrbuf_unposted > 0) {
         size_t k;
         o->nrbuf_unposted = 0;
-        for (k = 0; k < o->nrbuf; k++)
+        for (k = 0; k < o->nrbuf + o->nlbuf; k++)
             if (!o->rbufs[k].posted)
                 rbuf_post(o, &o->rbufs[k]);
     }
@@ -728,6 +811,8 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     size_t       total = OFI_WIRE_HDR + hdr_len + len;
     size_t       padded = (total + 7) & ~(size_t)7;
     size_t       pad    = padded - total;
+    size_t       lead   = 0;
+    int          large;
     ofi_op_t    *op;
     struct iovec iov[3];
     void        *desc[3] = {NULL, NULL, NULL};
@@ -756,13 +841,24 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         return GV_OK;
     }
 
+    /* A large frame has its buffer to itself: no pad after it, but zeros
+     * before the upper header, so that the payload lands on a cache line
+     * (the provider's copy into an unaligned destination is slower). */
+    large = padded > o->small_max;
+    if (large) {
+        lead   = (OFI_RX_ALIGN - OFI_WIRE_HDR - hdr_len) & ~(size_t)7;
+        total += lead;
+        padded = total;
+        pad    = 0;
+    }
     op = op_get(o, OFI_CTX_SEND, dst, req);
     if (op == NULL)
         return GV_ERR_NO_RESOURCE;
-    wire_hdr(tl, op->wire, p->tx_seq, pad);
-    memcpy(op->wire + OFI_WIRE_HDR, hdr, hdr_len);
+    wire_hdr(tl, op->wire, p->tx_seq, large ? lead : pad);
+    memset(op->wire + OFI_WIRE_HDR, 0, lead);
+    memcpy(op->wire + OFI_WIRE_HDR + lead, hdr, hdr_len);
     iov[0].iov_base = op->wire;
-    iov[0].iov_len  = OFI_WIRE_HDR + hdr_len;
+    iov[0].iov_len  = OFI_WIRE_HDR + lead + hdr_len;
     desc[0]         = o->pool_desc;
     niov            = 1;
     if (len == 0) {
@@ -798,14 +894,19 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
             niov            = 3;
         }
     }
-    ret = fi_sendv(o->ep, iov, desc, niov, p->addr, &op->ctx.fctx);
+    if (large)
+        ret = fi_tsendv(o->ep, iov, desc, niov, p->addr, OFI_LARGE_TAG,
+                        &op->ctx.fctx);
+    else
+        ret = fi_sendv(o->ep, iov, desc, niov, p->addr, &op->ctx.fctx);
     if (ret != 0) {
         op_put(o, op);
-        return post_error(o, dst, "fi_sendv", ret);
+        return post_error(o, dst, large ? "fi_tsendv" : "fi_sendv", ret);
     }
     p->eagain_since_ns = 0;
     p->tx_seq++;
     o->n_tx++;
+    o->n_large += (uint64_t)large;
     if (req == NULL) {
         /* The frame is ours (bounce); complete silently. */
         return GV_OK;
@@ -1129,13 +1230,36 @@ static void ofi_teardown(ofi_t *o)
     o->fabric  = NULL;
 }
 
+/* Multi-receive buffers need receive completions in order: a buffer's
+ * release comes with the completion of the last frame placed in it, and
+ * rxm (comp_order FI_ORDER_NONE) completes a frame that is still arriving
+ * (segmented or rendezvous) after later ones, so the buffer came back
+ * while the provider was still writing into it (seen: corrupt 30-70 KiB
+ * frames in mr_alltoall). Such a provider gets the ring. FI_MULTI_RECV is
+ * a secondary capability, reported whether the hints asked for it or not,
+ * so OFI_USE_MULTI_RECV is checked here too. */
+static int has_multi(const struct fi_info *info)
+{
+    return OFI_USE_MULTI_RECV && (info->caps & FI_MULTI_RECV) &&
+           ((info->rx_attr->comp_order & FI_ORDER_STRICT) == FI_ORDER_STRICT);
+}
+
+/* The largest frame that goes to the multi-receive buffers or the ring;
+ * with FI_TAGGED, larger ones (up to OFI_MAX_FRAME) go tagged. */
+static size_t small_max_of(const struct fi_info *info)
+{
+    if (!has_multi(info))
+        return OFI_RING_FRAME;
+    return (info->caps & FI_TAGGED) ? OFI_LARGE_MIN : OFI_MAX_FRAME;
+}
+
 /* Open fabric, domain, CQ, AV and endpoint for one fi_info. Returns 0 or a
  * negative fi_errno; on failure the caller tears down. */
 static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
 {
     struct fi_cq_attr cq_attr = {0};
     struct fi_av_attr av_attr = {0};
-    size_t            min_mr  = OFI_MAX_FRAME;
+    size_t            min_mr  = small_max_of(info);
     int               ret;
 
     o->info = info;
@@ -1187,7 +1311,7 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
     ret = fi_enable(o->ep);
     if (ret != 0)
         return ret;
-    if (!(info->caps & FI_MULTI_RECV))
+    if (!has_multi(info))
         return 0;
     /* After fi_enable: shm 1.17 dereferences its receive context, which
      * exists only once the endpoint is enabled. */
@@ -1206,18 +1330,23 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
 
     /* Every step first with send-after-send ordering, which spares the
      * reorder stage most of its work, then (a provider that cannot promise
-     * it) without: the sequence numbers restore the order either way. */
-    for (try = 0; try < 2 * nsteps; try++) {
-        size_t          step    = try % nsteps;
-        int             ordered = try < nsteps;
+     * it) without: the sequence numbers restore the order either way. Each
+     * is asked first with FI_TAGGED (the large-frame path), then without. */
+    for (try = 0; try < 4 * nsteps; try++) {
+        size_t          step    = (try / 2) % nsteps;
+        int             ordered = try < 2 * nsteps;
+        int             tagged  = (try % 2) == 0;
         struct fi_info *hints, *list = NULL, *fi;
 
         if (!OFI_USE_MULTI_RECV && (ofi_ladder[step].caps & FI_MULTI_RECV))
             continue;
+        if (!OFI_USE_TAGGED && tagged)
+            continue;
         hints = fi_allocinfo();
         if (hints == NULL)
             return GV_ERR_NO_MEMORY;
-        hints->caps                   = ofi_ladder[step].caps;
+        hints->caps                   = ofi_ladder[step].caps |
+                                        (tagged ? FI_TAGGED : 0);
         hints->mode                   = FI_CONTEXT | FI_CONTEXT2;
         hints->ep_attr->type          = FI_EP_RDM;
         hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -1231,7 +1360,8 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
         ret = fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, hints, &list);
         fi_freeinfo(hints);
         if (ret != 0) {
-            gv_debug("ofi: fi_getinfo for %s%s: %s", ofi_ladder[step].what,
+            gv_debug("ofi: fi_getinfo for %s%s%s: %s", ofi_ladder[step].what,
+                     tagged ? "|FI_TAGGED" : "",
                      ordered ? " with FI_ORDER_SAS" : "", fi_strerror(-ret));
             continue;
         }
@@ -1289,16 +1419,16 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
     }
 
     /* Receive buffers. */
-    o->rmem = mmap(NULL, o->nrbuf * o->rbuf_size,
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    o->rmem_size = o->nrbuf * o->rbuf_size + o->nlbuf * o->lbuf_size;
+    o->rmem = mmap(NULL, o->rmem_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (o->rmem == MAP_FAILED) {
         o->rmem = NULL;
         ofi_why("ofi: mmap of the receive buffers failed: %m");
         return GV_ERR_NO_MEMORY;
     }
     if (o->mr_local) {
-        if (mr_open(o, o->rmem, o->nrbuf * o->rbuf_size, FI_RECV,
-                    &o->rbuf_mr) != 0)
+        if (mr_open(o, o->rmem, o->rmem_size, FI_RECV, &o->rbuf_mr) != 0)
             return GV_ERR_IO;
         o->rbuf_desc = fi_mr_desc(o->rbuf_mr);
     }
@@ -1390,7 +1520,7 @@ static void ofi_free(ofi_t *o)
     if (o->heap != NULL)
         munmap(o->heap, o->heap_size);
     if (o->rmem != NULL)
-        munmap(o->rmem, o->nrbuf * o->rbuf_size);
+        munmap(o->rmem, o->rmem_size);
     gv_free(o->rbufs);
     gv_free(o->align_buf);
     gv_free(o->ops);
@@ -1444,13 +1574,20 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     o->inject_size = o->info->tx_attr->inject_size;
     o->iov_limit   = o->info->tx_attr->iov_limit;
     o->has_rma     = !!(o->info->caps & FI_RMA);
-    o->multi       = !!(o->info->caps & FI_MULTI_RECV);
+    o->multi       = has_multi(o->info);
+    o->small_max   = small_max_of(o->info);
     o->nrbuf       = o->multi ? OFI_NRBUF : OFI_RING_N;
-    o->rbuf_size   = o->multi ? OFI_RBUF_SIZE : OFI_RING_FRAME;
-    o->max_frame   = o->multi ? OFI_MAX_FRAME : OFI_RING_FRAME;
+    o->rbuf_size   = o->multi ? OFI_RBUF_FRAMES * o->small_max
+                              : OFI_RING_FRAME;
+    o->max_frame   = (o->info->caps & FI_TAGGED) ? OFI_MAX_FRAME
+                                                 : o->small_max;
     if (o->info->ep_attr->max_msg_size < o->max_frame)
         o->max_frame = o->info->ep_attr->max_msg_size;
-    o->rbufs       = gv_calloc(o->nrbuf, sizeof(*o->rbufs));
+    if (o->max_frame > o->small_max) {
+        o->nlbuf     = OFI_NLBUF;
+        o->lbuf_size = (o->max_frame + 4095) & ~(size_t)4095;
+    }
+    o->rbufs       = gv_calloc(o->nrbuf + o->nlbuf, sizeof(*o->rbufs));
 
     if (o->info->caps & FI_ATOMIC) {
         size_t count;
@@ -1480,10 +1617,17 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (status != GV_OK)
         goto err;
     /* Buffers go up before anyone learns our address. */
-    for (i = 0; i < o->nrbuf; i++) {
-        o->rbufs[i].ctx.kind = OFI_CTX_RBUF;
-        o->rbufs[i].base     = o->rmem + i * o->rbuf_size;
-        if (rbuf_post(o, &o->rbufs[i]) != 0) {
+    for (i = 0; i < o->nrbuf + o->nlbuf; i++) {
+        ofi_rbuf_t *rb = &o->rbufs[i];
+        if (i < o->nrbuf) {
+            rb->ctx.kind = OFI_CTX_RBUF;
+            rb->base     = o->rmem + o->nlbuf * o->lbuf_size +
+                           i * o->rbuf_size;
+        } else {
+            rb->ctx.kind = OFI_CTX_LBUF;
+            rb->base     = o->rmem + (i - o->nrbuf) * o->lbuf_size;
+        }
+        if (rbuf_post(o, rb) != 0) {
             status = GV_ERR_IO;
             goto err;
         }
@@ -1493,10 +1637,12 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         goto err;
 
     /* Frames are padded to 8 bytes: the largest padded one must still fit
-     * the receive side (FI_OPT_MIN_MULTI_RECV, or a ring buffer). */
+     * the receive side (FI_OPT_MIN_MULTI_RECV, or a ring buffer). A large
+     * frame's header and lead take OFI_RX_ALIGN bytes at most. */
     max_frame        = o->max_frame & ~(size_t)7;
     tl->attr.caps    = GV_TL_CAP_AM;
-    tl->attr.max_msg = max_frame - OFI_WIRE_HDR;
+    tl->attr.max_msg = max_frame - ((o->nlbuf > 0) ? OFI_RX_ALIGN
+                                                   : OFI_WIRE_HDR);
     if (o->has_rma)
         tl->attr.caps |= GV_TL_CAP_RMA;
     if (o->amo_ok[GV_TL_AMO_ADD] && o->amo_ok[GV_TL_AMO_FADD] &&
@@ -1520,9 +1666,13 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         snprintf(tl->attr.detail, sizeof(tl->attr.detail),
                  "provider %s (%s only)", prov_name(o), o->ladder_what);
     gv_debug("ofi: provider %s, domain %s, inject %zu, mr_mode 0x%llx, "
-             "wait fd %d, max frame %zu", prov_name(o),
+             "wait fd %d, rx comp_order 0x%llx, frames up to %zu %s, "
+             "larger up to %zu tagged", prov_name(o),
              o->info->domain_attr->name, o->inject_size,
-             (unsigned long long)mr_mode, o->wait_fd, max_frame);
+             (unsigned long long)mr_mode, o->wait_fd,
+             (unsigned long long)o->info->rx_attr->comp_order,
+             (o->nlbuf > 0) ? o->small_max : max_frame,
+             o->multi ? "multi-receive" : "ring", max_frame);
     return GV_OK;
 
 err:
@@ -1588,9 +1738,10 @@ static void ofi_fini(gv_tl_t *tl)
     ofi_t *o = tl->priv;
 
     drain_sends(tl);
-    gv_debug("ofi: %llu frames sent, %llu received, %llu reordered, %llu "
-             "rejected, %llu realigned, %llu EAGAIN, %llu blocking waits",
-             (unsigned long long)o->n_tx,
+    gv_debug("ofi: %llu frames sent (%llu tagged), %llu received, %llu "
+             "reordered, %llu rejected, %llu realigned, %llu EAGAIN, %llu "
+             "blocking waits", (unsigned long long)o->n_tx,
+             (unsigned long long)o->n_large,
              (unsigned long long)o->n_rx, (unsigned long long)o->n_reordered,
              (unsigned long long)o->n_bad,
              (unsigned long long)o->n_realigned,
