@@ -42,11 +42,16 @@
  * with many frames and reposted when a completion says the provider
  * released the buffer. Otherwise they are a ring of OFI_RING_N one-frame
  * buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it always fits.
- * The multi-receive buffers are kept small because every frame lands on
- * the next fresh bytes of one: cycling through 2 MiB keeps those writes
- * in cache, where 24 MiB made the provider's copy write cold memory
+ * The multi-receive buffers are kept smallish because every frame lands
+ * on the next fresh bytes of one: cycling through a few MiB keeps those
+ * writes in cache, where 24 MiB made the provider's copy write cold memory
  * (64 KiB ping-pong over shm: 12.6 us with 3 x 8 MiB, 8.8 us with
- * 4 x 1 MiB, 7.5 us with 4 x 512 KiB).
+ * 4 x 1 MiB, 7.5 us with 4 x 512 KiB). But not too small: shm 1.17 keeps
+ * every message that finds no posted buffer in an entry of the same pool
+ * that posting a receive needs, so a flood of tiny messages (GUPS without
+ * aggregation) that outruns the reposts exhausts the pool and no buffer
+ * can be posted again: with 4 x 512 KiB that wedged a rank; 4 x 2 MiB
+ * (about 190,000 tiny messages of slack) did not in our floods.
  *
  * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
  * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
@@ -129,7 +134,7 @@
 #define OFI_TAG_LEN     7
 #define OFI_MAX_FRAME   ((1u << 20) + 4096) /* one 1 MiB payload + headers */
 #define OFI_NRBUF       4                  /* multi-receive buffers, each */
-#define OFI_RBUF_FRAMES 4                  /*   holding this many of the
+#define OFI_RBUF_FRAMES 16                 /*   holding this many of the
                                               largest frames they take */
 #define OFI_RING_FRAME  ((64u << 10) + 64) /* without FI_MULTI_RECV: a ring */
 #define OFI_RING_N      256                /*   of buffers, one frame each
@@ -435,6 +440,8 @@ static gv_status_t post_error(ofi_t *o, int dst, const char *what,
 
 /* --- receive ------------------------------------------------------------ */
 
+static int post_err_said; /* rbuf_post() logged a failure */
+
 static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
 {
     struct iovec iov = {.iov_base = rb->base, .iov_len = o->rbuf_size};
@@ -460,9 +467,14 @@ static int rbuf_post(ofi_t *o, ofi_rbuf_t *rb)
         rb->posted = 1;
     else
         o->nrbuf_unposted++; /* progress() tries again */
-    if ((ret != 0) && (ret != -FI_EAGAIN))
-        gv_error("ofi: provider %s: posting a receive buffer failed: %s",
-                 prov_name(o), fi_strerror((int)-ret));
+    /* Said once: progress retries it on every call. */
+    if ((ret != 0) && (ret != -FI_EAGAIN) && !post_err_said) {
+        post_err_said = 1;
+        gv_error("ofi: provider %s: posting a receive buffer failed: %s "
+                 "(retrying; a flood of unexpected messages can exhaust the "
+                 "provider's receive entries)", prov_name(o),
+                 fi_strerror((int)-ret));
+    }
     return (int)ret;
 }
 
