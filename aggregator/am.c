@@ -612,10 +612,40 @@ static int send_direct(int dst, const void *hdr, size_t hdr_len,
     }
 }
 
-/* A message larger than the transport carries travels as fragments of one
- * stream. Waiting between fragments may run handlers or other workers that
- * send to dst too, even large messages: streams carry ids, so the receiver
- * reassembles interleaved ones. */
+/* Hand hdr and payload to the transport as they are, with @a req for the
+ * completion. Waits for send resources, except inside a handler or once
+ * something got queued to dst before it (order): then GV_ERR_NO_RESOURCE,
+ * nothing sent. */
+static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
+                                const void *payload, size_t len,
+                                gv_req_t *req)
+{
+    gv_waiter_t w;
+    gv_status_t status;
+
+    gv__wait_begin_send(&w);
+    for (;;) {
+        if (am.peers[dst].head != NULL)
+            return GV_ERR_NO_RESOURCE;
+        status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
+                                     req);
+        if ((status != GV_ERR_NO_RESOURCE) || (am.in_handler > 0))
+            return status;
+        gv__wait_poll(&w);
+    }
+}
+
+/* Account for a message the transport took (or report why it did not). */
+static void sent_inplace(int dst, gv_status_t status, size_t bytes)
+{
+    if ((status != GV_OK) && (status != GV_INPROGRESS)) {
+        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+        return;
+    }
+    am.stats.tl_msgs_sent++;
+    am.stats.tl_bytes_sent += bytes;
+}
+
 /* A large message the transport would not copy: send it from the caller's
  * buffer and wait until the transport is done with it, instead of copying
  * it first (a copy per message halves bandwidth and its pages cost
@@ -626,31 +656,18 @@ static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
                       const void *payload, size_t len)
 {
     gv__wreq_t  r;
-    gv_waiter_t w;
     gv_status_t status;
 
     if ((am.in_handler > 0) || (len < BIG_MIN) ||
         (hdr_len + len <= am.max_inline))
         return 0;
     gv__wreq_init(&r);
-    gv__wait_begin_send(&w);
-    for (;;) {
-        if (am.peers[dst].head != NULL)
-            return 0;
-        status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
-                                     &r.req);
-        if (status != GV_ERR_NO_RESOURCE)
-            break;
-        gv__wait_poll(&w);
-    }
+    status = send_inplace(dst, hdr, hdr_len, payload, len, &r.req);
+    if (status == GV_ERR_NO_RESOURCE)
+        return 0;
     if (status == GV_INPROGRESS)
         status = gv__wreq_wait(&r);
-    if (status != GV_OK) {
-        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
-        return 1;
-    }
-    am.stats.tl_msgs_sent++;
-    am.stats.tl_bytes_sent += hdr_len + len;
+    sent_inplace(dst, status, hdr_len + len);
     return 1;
 }
 
@@ -674,7 +691,6 @@ static int send_nbi(int dst, const void *hdr, size_t hdr_len,
                     const void *payload, size_t len)
 {
     nbi_req_t  *n;
-    gv_waiter_t w;
     gv_status_t status;
 
     if ((am.peers[dst].head != NULL) || (hdr_len + len <= am.max_inline))
@@ -687,31 +703,16 @@ static int send_nbi(int dst, const void *hdr, size_t hdr_len,
     }
     n->dst = dst;
     memcpy(n->hdr, hdr, hdr_len);
-    gv__wait_begin_send(&w);
-    for (;;) {
-        status = am.tl->ops->am_send(am.tl, dst, n->hdr, hdr_len, payload,
-                                     len, &n->req);
-        if (status != GV_ERR_NO_RESOURCE)
-            break;
-        if ((am.in_handler > 0) || (am.peers[dst].head != NULL)) {
-            n->next     = am.nbi_free;
-            am.nbi_free = n;
-            return 0;
-        }
-        gv__wait_poll(&w);
-    }
+    status = send_inplace(dst, n->hdr, hdr_len, payload, len, &n->req);
     if (status == GV_INPROGRESS) {
         am.nbi_pending++;
     } else {
         n->next     = am.nbi_free;
         am.nbi_free = n;
-        if (status != GV_OK) {
-            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
-            return 1;
-        }
+        if (status == GV_ERR_NO_RESOURCE)
+            return 0;
     }
-    am.stats.tl_msgs_sent++;
-    am.stats.tl_bytes_sent += hdr_len + len;
+    sent_inplace(dst, status, hdr_len + len);
     return 1;
 }
 
@@ -727,6 +728,10 @@ void gv_am_wait_local(void)
         gv_wait(nbi_idle, NULL);
 }
 
+/* A message larger than the transport carries travels as fragments of one
+ * stream. Waiting between fragments may run handlers or other workers that
+ * send to dst too, even large messages: streams carry ids, so the receiver
+ * reassembles interleaved ones. */
 static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
                        size_t len, int nbi)
 {
