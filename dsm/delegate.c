@@ -112,14 +112,12 @@ static void pack_flush(int dst)
 
     if (n == 0)
         return;
-    /* Take the pack away first: gv_am_send may progress, and a handler
-     * may add to this same pack meanwhile. */
-    memcpy(&copy, p, 8 + (size_t)n * 16);
     p->n = 0;
-    r    = gv__gce_rec(copy.gce);
+    r    = gv__gce_rec(p->gce);
     if (dst == gv__geo.rank) {
-        /* Our own words: apply now (enrolled and completed at once). */
-        uint32_t bad = pack_apply((const uint8_t *)copy.e, n, dst);
+        /* Our own words: apply now (enrolled and completed at once), in
+         * place: nothing here can add to the pack meanwhile. */
+        uint32_t bad = pack_apply((const uint8_t *)p->e, n, dst);
         gv__dsm_st.ops_local += n;
         if ((bad != 0) && (r != NULL)) {
             r->enrolled += bad;
@@ -128,6 +126,10 @@ static void pack_flush(int dst)
         }
         return;
     }
+    /* Take the pack away first: gv_am_send may progress, and a handler
+     * may add to this same pack meanwhile. */
+    memcpy(&copy, p, 8 + (size_t)n * 16);
+    copy.n = n;
     if (r != NULL)
         r->enrolled += n;
     gv__dsm_st.add_msgs++;
