@@ -188,6 +188,10 @@ static void heap_alloc(gv_tl_t *tl, size_t len)
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (core_heap == MAP_FAILED)
         gv_fatal("mmap of the %zu-byte heap (GV_HEAP) failed: %m", len);
+    /* Global memory is touched at random (delegates, GUPS): with 4 KiB
+     * pages nearly every access misses the TLB. The kernel may refuse
+     * (transparent huge pages off), which only costs that. */
+    (void)madvise(core_heap, len, MADV_HUGEPAGE);
     core_heap_len = len;
     gv__rma_start(tl, core_heap, len);
 }
