@@ -320,6 +320,19 @@ static void remove_open(int dst)
     am.peers[dst].dirty = 0;
 }
 
+/* Close the open batch to dst, if any, and hand the queue to the
+ * transport: what travels on its own must not overtake it. */
+static void ship_open(int dst)
+{
+    peer_t *p = &am.peers[dst];
+
+    if (p->open != NULL) {
+        close_open(p);
+        remove_open(dst);
+        ship(dst);
+    }
+}
+
 static void flush_peer(int dst, uint64_t *reason_counter)
 {
     peer_t *p = &am.peers[dst];
@@ -556,7 +569,6 @@ static unsigned self_drain(void)
     uint8_t         *buf;
     size_t           len, cap;
     uint64_t         before;
-
     cursor_t        *sc = &am.cur[am.rank];
 
     if (sc->pos == am.self_buf)
@@ -579,37 +591,6 @@ static unsigned self_drain(void)
         gv_free(buf);
     }
     return (unsigned)(am.handled_count - before);
-}
-
-/* Try to hand one message straight to the transport, without a copy:
- * only when nothing is queued before it and the transport promised to
- * copy messages this small (max_inline). Outside handlers it waits for
- * send resources; inside one it gives up and the caller queues a copy. */
-static int send_direct(int dst, const void *hdr, size_t hdr_len,
-                       const void *payload, size_t len)
-{
-    gv_waiter_t w;
-    gv_status_t status;
-
-    if ((am.peers[dst].head != NULL) || (hdr_len + len > am.max_inline))
-        return 0;
-    gv__wait_begin_send(&w);
-    for (;;) {
-        status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
-                                     NULL);
-        if (status == GV_OK) {
-            am.stats.tl_msgs_sent++;
-            am.stats.tl_bytes_sent += hdr_len + len;
-            return 1;
-        }
-        if (status != GV_ERR_NO_RESOURCE) {
-            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
-            return 1;
-        }
-        if ((am.in_handler > 0) || (am.peers[dst].head != NULL))
-            return 0;
-        gv__wait_poll(&w);
-    }
 }
 
 /* Hand hdr and payload to the transport as they are, with @a req for the
@@ -644,6 +625,24 @@ static void sent_inplace(int dst, gv_status_t status, size_t bytes)
     }
     am.stats.tl_msgs_sent++;
     am.stats.tl_bytes_sent += bytes;
+}
+
+/* Try to hand one message straight to the transport, without a copy:
+ * only when nothing is queued before it and the transport promised to
+ * copy messages this small (max_inline). Outside handlers it waits for
+ * send resources; inside one it gives up and the caller queues a copy. */
+static int send_direct(int dst, const void *hdr, size_t hdr_len,
+                       const void *payload, size_t len)
+{
+    gv_status_t status;
+
+    if ((am.peers[dst].head != NULL) || (hdr_len + len > am.max_inline))
+        return 0;
+    status = send_inplace(dst, hdr, hdr_len, payload, len, NULL);
+    if (status == GV_ERR_NO_RESOURCE)
+        return 0;
+    sent_inplace(dst, status, hdr_len + len);
+    return 1;
 }
 
 /* A large message the transport would not copy: send it from the caller's
@@ -746,11 +745,7 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
                             (uint32_t)len, (uint32_t)off, stream};
         out_msg_t     *m;
 
-        if (p->open != NULL) {
-            close_open(p);
-            remove_open(dst);
-            ship(dst);
-        }
+        ship_open(dst);
         if (!(nbi && send_nbi(dst, &f, sizeof(f), payload + off, n)) &&
             !send_direct(dst, &f, sizeof(f), payload + off, n) &&
             !send_zcopy(dst, &f, sizeof(f), payload + off, n)) {
@@ -877,14 +872,9 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
                        size_t len, int nbi)
 {
-    peer_t    *p = &am.peers[dst];
     out_msg_t *m;
 
-    if (p->open != NULL) {
-        close_open(p);
-        remove_open(dst);
-        ship(dst);
-    }
+    ship_open(dst);
     if (sizeof(gv_wire_hdr_t) + len > am.max_msg) {
         send_large(dst, id, payload, len, nbi);
         return;
