@@ -39,7 +39,11 @@ int gv__peer_failed(int rank, const char *fmt, ...)
 void *gv__malloc(size_t len, const char *what);
 void *gv__calloc(size_t n, size_t len, const char *what);
 void *gv__realloc(void *p, size_t len, const char *what);
+/* @a len bytes starting on a multiple of @a align (a power of two); freed
+ * with gv_free. */
+void *gv__malloc_aligned(size_t align, size_t len, const char *what);
 #define gv_malloc(_len)           gv__malloc(_len, __func__)
+#define gv_malloc_aligned(_a, _len) gv__malloc_aligned(_a, _len, __func__)
 #define gv_calloc(_n, _len)       gv__calloc(_n, _len, __func__)
 #define gv_realloc(_p, _len)      gv__realloc(_p, _len, __func__)
 #define gv_malloc_allowfail(_len) malloc(_len)

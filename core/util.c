@@ -21,6 +21,17 @@ void *gv__calloc(size_t n, size_t len, const char *what)
     return p;
 }
 
+void *gv__malloc_aligned(size_t align, size_t len, const char *what)
+{
+    /* aligned_alloc wants a size that is a multiple of the alignment. */
+    size_t n = (len + align - 1) & ~(align - 1);
+    void  *p = aligned_alloc(align, (n != 0) ? n : align);
+    if (p == NULL)
+        gv_fatal("out of memory: %zu bytes aligned to %zu for %s", len, align,
+                 what);
+    return p;
+}
+
 void *gv__realloc(void *old, size_t len, const char *what)
 {
     void *p = realloc(old, (len != 0) ? len : 1);

@@ -204,10 +204,7 @@ static uint8_t *payload_buf_get(mpi_tl_t *m, size_t len, size_t *cap_p)
             best = i;
     if (best < 0) {
         *cap_p = (len + PAYLOAD_ALIGN - 1) & ~(size_t)(PAYLOAD_ALIGN - 1);
-        p      = aligned_alloc(PAYLOAD_ALIGN, *cap_p);
-        if (p == NULL)
-            gv_fatal("mpi: out of memory for a %zu-byte payload", len);
-        return p;
+        return gv_malloc_aligned(PAYLOAD_ALIGN, *cap_p);
     }
     p                  = m->spare_buf[best];
     *cap_p             = m->spare_cap[best];

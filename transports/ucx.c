@@ -277,10 +277,7 @@ static void *ucx_rbuf_get(ucx_tl_t *ux, size_t len, size_t *cap_p)
     *cap_p = (len + UCX_RBUF_ALIGN - 1) & ~(size_t)(UCX_RBUF_ALIGN - 1);
     if (*cap_p == 0)
         *cap_p = UCX_RBUF_ALIGN;
-    p = aligned_alloc(UCX_RX_ALIGN, *cap_p);
-    if (p == NULL)
-        gv_fatal("ucx: out of memory for a %zu-byte buffer", *cap_p);
-    return p;
+    return gv_malloc_aligned(UCX_RX_ALIGN, *cap_p);
 }
 
 static void ucx_rbuf_put(ucx_tl_t *ux, void *p, size_t cap)
