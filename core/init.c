@@ -46,14 +46,15 @@ unsigned gv_progress(void)
 }
 
 int (*gv__wait_yield_hook)(void);
-/* How long a wait polls before it blocks: GV_SPIN_US, or 2 us when ranks
- * outnumber this node's cores and the user did not choose, because then a
- * polling rank takes the core its peer needs. The default, 250 us, outlasts
- * a 1 MiB transfer over a loopback or 10G network: a rank that blocked
- * halfway through one pays a wake-up (60-80 us in this VM) per message,
- * which measured 0.75x of fi_pingpong's bandwidth over tcp;ofi_rxm with
- * 50 us and 0.94-1.02x with 250 us. */
-static uint64_t wait_spin_ns = 250000;
+/* How long a wait polls before it blocks, set by gv_init: GV_SPIN_US, or
+ * 2 us when ranks outnumber this node's cores and the user did not choose,
+ * because then a polling rank takes the core its peer needs. GV_SPIN_US's
+ * default (core/env.def), 250 us, outlasts a 1 MiB transfer over a
+ * loopback or 10G network: a rank that blocked halfway through one pays a
+ * wake-up (60-80 us in this VM) per message, which measured 0.75x of
+ * fi_pingpong's bandwidth over tcp;ofi_rxm with 50 us and 0.94-1.02x with
+ * 250 us. */
+static uint64_t wait_spin_ns;
 
 void gv__wait_begin(gv_waiter_t *w)
 {
