@@ -3,7 +3,8 @@
  * every repetition, as ucx_perftest's 50th percentile: on a shared machine
  * the mean measures the scheduler) and streaming bandwidth (median of
  * repetitions; windows of gv_am_send_nbi(), so that large messages are in
- * flight together, as ucp_am_bw's), then a summary line. Run: gvrun -n 2 build/perf/pingpong
+ * flight together, as ucp_am_bw's), then a summary line.
+ * Run: gvrun -n 2 build/perf/pingpong
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
