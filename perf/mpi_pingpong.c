@@ -5,9 +5,10 @@
  *   mpirun -np 2 [--mca btl self,vader] build/perf/mpi_pingpong [-s size]
  *          [-r reps] [-m max_size]
  *
- * Prints "mpi_pingpong size=S lat_us=X bw_MBps=Y", medians over the
- * repetitions, measured the way perf/pingpong measures: X is half the
- * round-trip time of a strict ping-pong; Y streams windows of -w messages
+ * Prints "mpi_pingpong size=S lat_us=X bw_MBps=Y", measured the way
+ * perf/pingpong measures: X is half the median round trip of a strict
+ * ping-pong over every iteration of every repetition; Y, the median over
+ * the repetitions, streams windows of -w messages
  * (MPI_Isend / MPI_Irecv, MPI_Waitall) with one empty reply per window,
  * in bytes per microsecond (MB/s). Iteration counts match perf/pingpong.
  */
@@ -17,6 +18,8 @@
 
 #if GV_HAVE_MPI
 #include <mpi.h>
+
+#include "stamp.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -31,26 +34,36 @@ static int iters_for(size_t size)
     return (size <= 4096) ? 20000 : (int)((64u << 20) / size) + 10;
 }
 
-/* One-way latency in microseconds. */
-static double run_lat(char *buf, size_t size, int iters, int rank)
+/* Round trips in microseconds into @a rtt (rank 0 only; returns how
+ * many): one timestamp per round trip, as perf/pingpong takes them. */
+static int run_lat(char *buf, size_t size, int iters, int rank, double *rtt)
 {
-    double t0;
-    int    i;
+    stamp_span_t span;
+    uint64_t     prev, now;
+    double       ns_per_tick;
+    int          i, n = 0;
 
     MPI_Barrier(MPI_COMM_WORLD);
-    t0 = MPI_Wtime();
+    stamp_span_begin(&span);
+    prev = stamp_ticks();
     for (i = 0; i < iters; i++) {
         if (rank == 0) {
             MPI_Send(buf, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
             MPI_Recv(buf, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
+            now      = stamp_ticks();
+            rtt[n++] = (double)(now - prev);
+            prev     = now;
         } else if (rank == 1) {
             MPI_Recv(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
             MPI_Send(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
     }
-    return (MPI_Wtime() - t0) * 1e6 / (2.0 * iters);
+    ns_per_tick = stamp_span_rate(&span);
+    for (i = 0; i < n; i++)
+        rtt[i] *= ns_per_tick * 1e-3;
+    return n;
 }
 
 /* Streaming bandwidth in MB/s: windows of @a window messages from rank 0,
@@ -87,7 +100,7 @@ int main(int argc, char **argv)
     size_t       only = 0, max_size = 1u << 20, size;
     int          reps = 7, window = 64, rank, nranks, provided, opt, r;
     char        *buf;
-    double       lat[101], bw[101];
+    double       bw[101], *rtt;
     MPI_Request *reqs;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
@@ -125,26 +138,28 @@ int main(int argc, char **argv)
     }
     buf  = malloc(max_size);
     reqs = malloc(sizeof(MPI_Request) * (size_t)window);
-    if ((buf == NULL) || (reqs == NULL))
+    rtt  = malloc(sizeof(double) * (size_t)iters_for(8) * (size_t)reps);
+    if ((buf == NULL) || (reqs == NULL) || (rtt == NULL))
         MPI_Abort(MPI_COMM_WORLD, 1);
     memset(buf, 'a', max_size);
     for (size = (only != 0) ? only : 8; size <= max_size; size *= 2) {
-        int iters = iters_for(size);
+        int iters = iters_for(size), n = 0;
 
-        run_lat(buf, size, iters / 10 + 1, rank); /* warm up */
+        run_lat(buf, size, iters / 10 + 1, rank, rtt); /* warm up */
         for (r = 0; r < reps; r++) {
-            lat[r] = run_lat(buf, size, iters, rank);
-            bw[r]  = run_bw(buf, size, iters, window, reqs, rank);
+            n += run_lat(buf, size, iters, rank, rtt + n);
+            bw[r] = run_bw(buf, size, iters, window, reqs, rank);
         }
-        qsort(lat, (size_t)reps, sizeof(lat[0]), cmp_double);
+        qsort(rtt, (size_t)n, sizeof(rtt[0]), cmp_double);
         qsort(bw, (size_t)reps, sizeof(bw[0]), cmp_double);
         if (rank == 0)
             printf("mpi_pingpong size=%zu lat_us=%.3f bw_MBps=%.1f\n", size,
-                   lat[reps / 2], bw[reps / 2]);
+                   (n > 0) ? rtt[n / 2] / 2 : 0.0, bw[reps / 2]);
         fflush(stdout);
         if (only != 0)
             break;
     }
+    free(rtt);
     free(reqs);
     free(buf);
     MPI_Finalize();

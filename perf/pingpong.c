@@ -8,6 +8,8 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
+#include "stamp.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,26 +90,39 @@ int main(int argc, char **argv)
         if (reps > 64)
             reps = 64;
         for (r = 0; r < reps; r++) {
-            uint64_t target;
+            uint64_t     target;
+            stamp_span_t span;
+            uint64_t     prev;
+            double       ns_per_tick;
+            int          first = nrtt;
 
-            /* latency: strict ping-pong. Reset the counter before the
-             * barrier: after it, the peer may already be sending. */
+            /* latency: strict ping-pong, one timestamp per round trip.
+             * Reset the counter before the barrier: after it, the peer
+             * may already be sending. */
             arrived = 0;
             gv_barrier();
+            stamp_span_begin(&span);
+            prev = stamp_ticks();
             for (i = 0; i < iters; i++) {
-                uint64_t t0 = gv_time_ns();
-                target      = (uint64_t)i + 1;
+                target = (uint64_t)i + 1;
                 if (gv_rank() == 0) {
+                    uint64_t now;
+
                     gv_am_send(1, ping_id, buf, size);
                     gv_flush();
                     gv_wait(arrived_at_least, &target);
-                    rtt[nrtt++] = (double)(gv_time_ns() - t0) * 1e-3;
+                    now         = stamp_ticks();
+                    rtt[nrtt++] = (double)(now - prev);
+                    prev        = now;
                 } else if (gv_rank() == 1) {
                     gv_wait(arrived_at_least, &target);
                     gv_am_send(0, ping_id, buf, size);
                     gv_flush();
                 }
             }
+            ns_per_tick = stamp_span_rate(&span);
+            for (i = first; i < nrtt; i++)
+                rtt[i] *= ns_per_tick * 1e-3;
             /* bandwidth: windows of messages, one reply per window */
             arrived = 0;
             gv_barrier();
