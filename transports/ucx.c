@@ -694,15 +694,18 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
          * it takes them it has copied them on return, no descriptor
          * needed. When not (too long for short here, or no room), UCX
          * sent nothing and the descriptor path below queues it. */
-        uint64_t frame[UCX_STACK_MAX / 8];
+        uint64_t    frame[UCX_STACK_MAX / 8];
+        const void *f = payload;
 
-        if (hdr_len != 0)
+        if (hdr_len != 0) { /* one contiguous frame, as format A */
             memcpy(frame, hdr, hdr_len);
-        if (len != 0)
-            memcpy((uint8_t *)frame + hdr_len, payload, len);
+            if (len != 0)
+                memcpy((uint8_t *)frame + hdr_len, payload, len);
+            f = frame;
+        }
         p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-        sp = ucp_am_send_nbx(peer->ep, UCX_AM_ID, &fh, sizeof(fh), frame,
-                             total, &p);
+        sp = ucp_am_send_nbx(peer->ep, UCX_AM_ID, &fh, sizeof(fh), f, total,
+                             &p);
         if (sp == NULL) {
             peer->tx_seq++;
             return GV_OK;
