@@ -585,14 +585,18 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
          * as soon as MPI has copied the bytes, whatever the receiver does;
          * and it costs less than MPI_Isend plus MPI_Test. MPI keeps it in
          * order with earlier MPI_Isend calls to the same rank. */
-        uint8_t tmp[SEND_NOW_MAX];
+        uint8_t     tmp[SEND_NOW_MAX];
+        const void *f = payload; /* already one frame if hdr_len is 0 */
         ERRBUF;
-        int     rc;
+        int         rc;
 
-        memcpy(tmp, hdr, hdr_len);
-        if (len > 0)
-            memcpy(tmp + hdr_len, payload, len);
-        rc = MPI_Send(tmp, (int)total, MPI_BYTE, dst, TAG_EAGER, m->am_comm);
+        if (hdr_len != 0) {
+            memcpy(tmp, hdr, hdr_len);
+            if (len > 0)
+                memcpy(tmp + hdr_len, payload, len);
+            f = tmp;
+        }
+        rc = MPI_Send(f, (int)total, MPI_BYTE, dst, TAG_EAGER, m->am_comm);
         if (rc != MPI_SUCCESS) {
             gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", total,
                             ERRSTR(rc));
