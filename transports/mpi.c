@@ -110,8 +110,9 @@ typedef struct {
     MPI_Comm      am_comm, data_comm;
     size_t        eager;           /* bytes per ring buffer and eager send */
 
-    /* receive ring, tested in posting order from ring_head */
-    unsigned      nring, ring_head;
+    /* receive ring, tested in posting order from ring_head; the nrepost
+     * slots before ring_head are completed and wait to be started again */
+    unsigned      nring, ring_head, nrepost;
     MPI_Request  *ring_req;        /* persistent */
     uint8_t      *ring_on;         /* started, not yet completed */
     uint8_t      *ring_mem;
@@ -373,6 +374,19 @@ static unsigned ring_progress(mpi_tl_t *m, gv_tl_t *tl)
     MPI_Status st;
     int        done, rc, cls;
 
+    /* Start again the receives the last call completed. Doing it here,
+     * not right after their handlers, keeps MPI_Start off the path from
+     * a request's arrival to the reply its handler queued: the reply goes
+     * out first. Slots restart in ring order, so MPI's posting order still
+     * matches the order they are tested in. */
+    while (m->nrepost > 0) {
+        unsigned i = (m->ring_head + m->nring - m->nrepost) % m->nring;
+
+        if (ring_post(m, i) != GV_OK)
+            gv_fatal("cannot repost a receive; the mpi transport cannot "
+                     "continue");
+        m->nrepost--;
+    }
     while (n < m->nring) {
         unsigned i = m->ring_head;
 
@@ -397,9 +411,7 @@ static unsigned ring_progress(mpi_tl_t *m, gv_tl_t *tl)
         n++;
         m->ring_on[i] = 0;
         m->ring_head  = (i + 1 == m->nring) ? 0 : i + 1;
-        if (ring_post(m, i) != GV_OK)
-            gv_fatal("cannot repost a receive; the mpi transport cannot "
-                     "continue");
+        m->nrepost++;
     }
     return n;
 }
