@@ -3,7 +3,11 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  *   mpirun -np 2 [--mca btl self,vader] build/perf/mpi_pingpong [-s size]
- *          [-r reps] [-m max_size]
+ *          [-r reps] [-m max_size] [-w window] [-t]
+ *
+ * -t: the latency receives are polled (persistent any-source receive,
+ * MPI_Start, MPI_Test until done), the way a runtime layered over MPI has
+ * to receive; by default they are plain blocking MPI_Recv, the reference.
  *
  * Prints "mpi_pingpong size=S lat_us=X bw_MBps=Y", measured the way
  * perf/pingpong measures: X is half the median round trip of a strict
@@ -34,6 +38,26 @@ static int iters_for(size_t size)
     return (size <= 4096) ? 20000 : (int)((64u << 20) / size) + 10;
 }
 
+/* With -t, receives are polled the way a runtime over MPI must poll
+ * them (it cannot block in MPI_Recv): a persistent any-source receive,
+ * MPI_Start, then MPI_Test until it completes. */
+static int         poll_mode;
+static MPI_Request poll_req;
+
+static void recv_one(char *buf, size_t size, int src)
+{
+    int done = 0;
+
+    if (!poll_mode) {
+        MPI_Recv(buf, (int)size, MPI_BYTE, src, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        return;
+    }
+    MPI_Start(&poll_req);
+    while (!done)
+        MPI_Test(&poll_req, &done, MPI_STATUS_IGNORE);
+}
+
 /* Round trips in microseconds into @a rtt (rank 0 only; returns how
  * many): one timestamp per round trip, as perf/pingpong takes them. */
 static int run_lat(char *buf, size_t size, int iters, int rank, double *rtt)
@@ -43,23 +67,27 @@ static int run_lat(char *buf, size_t size, int iters, int rank, double *rtt)
     double       ns_per_tick;
     int          i, n = 0;
 
+    if (poll_mode)
+        MPI_Recv_init(buf, (int)size, MPI_BYTE, MPI_ANY_SOURCE, 1,
+                      MPI_COMM_WORLD, &poll_req);
+
     MPI_Barrier(MPI_COMM_WORLD);
     stamp_span_begin(&span);
     prev = stamp_ticks();
     for (i = 0; i < iters; i++) {
         if (rank == 0) {
             MPI_Send(buf, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buf, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            recv_one(buf, size, 1);
             now      = stamp_ticks();
             rtt[n++] = (double)(now - prev);
             prev     = now;
         } else if (rank == 1) {
-            MPI_Recv(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            recv_one(buf, size, 0);
             MPI_Send(buf, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
         }
     }
+    if (poll_mode)
+        MPI_Request_free(&poll_req);
     ns_per_tick = stamp_span_rate(&span);
     for (i = 0; i < n; i++)
         rtt[i] *= ns_per_tick * 1e-3;
@@ -115,10 +143,12 @@ int main(int argc, char **argv)
             reps = atoi(argv[++opt]);
         else if ((strcmp(argv[opt], "-w") == 0) && (opt + 1 < argc))
             window = atoi(argv[++opt]);
+        else if (strcmp(argv[opt], "-t") == 0)
+            poll_mode = 1;
         else {
             if (rank == 0)
                 fprintf(stderr, "usage: %s [-s size] [-m max_size] "
-                        "[-r reps] [-w window]\n", argv[0]);
+                        "[-r reps] [-w window] [-t]\n", argv[0]);
             MPI_Finalize();
             return 2;
         }
