@@ -84,6 +84,10 @@ static mr_case_t cases[] = {
     ALL_TLS("mr_gups", 2, "--mode am", 90),
     ALL_TLS("mr_gups", 2, "--mode native", 90),
     ALL_TLS("mr_gups", 4, "--mode agg", 120),
+    /* A flood of unaggregated messages both ways: over ofi/shm it wedged a
+     * rank before the ofi transport had flow control (2^20 words). */
+    {4, "mr_gups", 2, "--mode am --log2 20", 120, ""},
+    {4, "mr_gups", 4, "--mode am --log2 18", 120, ""},
     ALL_TLS("mr_steal", 2, "", 90),
     ALL_TLS("mr_steal", 4, "", 120),
     ALL_TLS("mr_dsm_atomic", 4, "", 120),
