@@ -46,12 +46,9 @@
  * on the next fresh bytes of one: cycling through a few MiB keeps those
  * writes in cache, where 24 MiB made the provider's copy write cold memory
  * (64 KiB ping-pong over shm: 12.6 us with 3 x 8 MiB, 8.8 us with
- * 4 x 1 MiB, 7.5 us with 4 x 512 KiB). But not too small: shm 1.17 keeps
- * every message that finds no posted buffer in an entry of the same pool
- * that posting a receive needs, so a flood of tiny messages (GUPS without
- * aggregation) that outruns the reposts exhausts the pool and no buffer
- * can be posted again: with 4 x 512 KiB that wedged a rank; 4 x 2 MiB
- * (about 190,000 tiny messages of slack) did not in our floods.
+ * 4 x 1 MiB, 7.5 us with 4 x 512 KiB). Bigger buffers only delay what
+ * flow control (below) prevents: shm running out of receive entries in a
+ * flood (4 x 512 KiB wedged a rank sooner than 4 x 2 MiB).
  *
  * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
  * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
@@ -71,20 +68,20 @@
  * holds the next large frame as an unexpected message (shm keeps the
  * sender's buffer, rxm the rendezvous request) until one is reposted.
  *
- * Flow control. Both Debian providers take every send while the peer's
- * queue has room and keep a frame that finds no posted buffer as an
- * "unexpected" message in an entry of the receive pool (rx_attr.size:
- * 1024 entries on shm), the pool that posting a receive needs too. A
- * flood of tiny frames at a receiver that is busy sending can take every
+ * Flow control (with multi-receive buffers, i.e. shm). shm takes every
+ * send while the peer's queue has room and keeps a frame that finds no
+ * posted buffer as an "unexpected" message in an entry of the receive pool
+ * (rx_attr.size: 1024 entries), the pool that posting a receive needs too.
+ * A flood of tiny frames at a receiver that is busy sending can take every
  * entry, after which no buffer can be posted again and the rank is wedged
- * (seen: GUPS without aggregation over shm). So a sender may have at most
+ * (seen: GUPS without aggregation). So a sender may have at most
  * `credits` frames to a peer that the peer has not yet taken from its
  * completion queue, chosen so that all peers' frames together fit the
  * pool beside our posted buffers; past that am_send says
  * GV_ERR_NO_RESOURCE and the layer above queues and progresses. A receiver
  * returns credit with a header-only grant frame (byte 15 = OFI_GRANT, seq
- * = how many frames from that peer it has taken so far) once half a
- * window is taken. Grants have no seq and need no credit; one that meets
+ * = how many frames from that peer it has taken so far) once a quarter of
+ * a window is taken. Grants have no seq and need no credit; one that meets
  * EAGAIN is retried by progress. A peer that grants nothing while we wait
  * for GV_TIMEOUT_S is declared failed, as one that accepts nothing is.
  *
