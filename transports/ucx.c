@@ -74,7 +74,7 @@
 #define UCX_RX_ALIGN     64          /* rendezvous payloads start aligned */
 #define UCX_FINI_MAX_S   10          /* longest fini waits for a flush/close */
 #define UCX_RNDV_SHM      4          /* rendezvous receives started at once */
-#define UCX_RNDV_NET      32         /* ... over shared memory, else */
+#define UCX_RNDV_NET      4          /* ... over shared memory, else */
 
 enum { UCX_ERR_MODE_PEER, UCX_ERR_MODE_NONE }; /* GV_UCX_ERR_MODE values */
 
@@ -495,9 +495,13 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * arrives in one progress call) spreads the data over as many buffers as
  * messages in flight, out of the cache by the time they are delivered, and
  * the receiving core copies one at a time anyway: a few at a time measured
- * 1.5x faster at 1 MiB. Over a network more in flight hide the round trips
- * (the reverse: 1.6x slower with 4 over tcp). Not re-entrant: a receive
- * that completes inside ucx_rndv_start() calls back here. */
+ * 1.5x faster at 1 MiB. Over tcp the same holds now that the sender
+ * keeps windows of messages in flight (gv_am_send_nbi): over loopback, 4
+ * at a time gave 5.5-6.1 GB/s at 1 MiB where 32 gave 3.0-4.8 (ucp_am_bw
+ * 6.3-6.4). Peers off the node keep their own class, so that a network
+ * whose round trip wants more in flight can get it from UCX_RNDV_NET
+ * alone. Not re-entrant: a receive that completes inside
+ * ucx_rndv_start() calls back here. */
 static void ucx_rndv_pump(ucx_tl_t *ux)
 {
     ucx_rx_t *rx;
