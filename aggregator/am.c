@@ -153,16 +153,45 @@ static out_msg_t *big_cache[BIG_CACHE];
 
 static void msg_sent_cb(gv_req_t *req, gv_status_t status);
 
-static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
+/* A fresh message with room for @a data_cap bytes after its headroom. */
+static out_msg_t *msg_alloc(size_t data_cap, int is_batch)
+{
+    out_msg_t *m = gv_malloc(sizeof(*m) + HEADROOM + data_cap);
+
+    m->data     = (uint8_t *)(m + 1) + HEADROOM;
+    m->cap      = data_cap;
+    m->req.cb   = msg_sent_cb;
+    m->req.arg  = m;
+    m->is_batch = (uint8_t)is_batch;
+    m->hdr_len  = sizeof(gv_wire_hdr_t);
+    return m;
+}
+
+/* An empty AGG_BYTES batch to dst: the send path opens one per flush, so
+ * the free list's pop stays inline. A batch keeps its 8-byte header. */
+static inline out_msg_t *batch_new(int dst)
+{
+    out_msg_t *m = am.free_batches;
+
+    if (m != NULL) {
+        am.free_batches = m->next;
+        am.nfree_batches--;
+    } else {
+        m = msg_alloc(am.agg_bytes, 1);
+    }
+    m->next = NULL;
+    m->dst  = dst;
+    m->len  = 0;
+    return m;
+}
+
+/* A message that travels on its own, with @a data_cap bytes of data. */
+static out_msg_t *msg_new(int dst, size_t data_cap)
 {
     out_msg_t *m = NULL;
     unsigned   i;
 
-    if (is_batch && (am.free_batches != NULL)) {
-        m               = am.free_batches;
-        am.free_batches = m->next;
-        am.nfree_batches--;
-    } else if (!is_batch && (data_cap >= BIG_MIN)) {
+    if (data_cap >= BIG_MIN) {
         for (i = 0; i < BIG_CACHE; i++) {
             if ((big_cache[i] != NULL) && (big_cache[i]->cap >= data_cap) &&
                 (big_cache[i]->cap <= 4 * data_cap)) {
@@ -172,18 +201,12 @@ static out_msg_t *msg_new(int dst, size_t data_cap, int is_batch)
             }
         }
     }
-    if (m == NULL) {
-        m          = gv_malloc(sizeof(*m) + HEADROOM + data_cap);
-        m->data    = (uint8_t *)(m + 1) + HEADROOM;
-        m->cap     = data_cap;
-        m->req.cb  = msg_sent_cb;
-        m->req.arg = m;
-    }
-    m->next     = NULL;
-    m->is_batch = (uint8_t)is_batch;
-    m->dst      = dst;
-    m->len      = 0;
-    m->hdr_len  = sizeof(gv_wire_hdr_t);
+    if (m == NULL)
+        m = msg_alloc(data_cap, 0);
+    m->next    = NULL;
+    m->dst     = dst;
+    m->len     = 0;
+    m->hdr_len = sizeof(gv_wire_hdr_t);
     return m;
 }
 
@@ -280,6 +303,27 @@ static void enqueue_single(int dst, out_msg_t *m)
     enqueue(p, m);
 }
 
+/* The transport took (or failed) the queue's head @a m, @a bytes in all:
+ * off the queue, counted, and freed unless the transport still holds it. */
+static inline void shipped(peer_t *p, int dst, out_msg_t *m,
+                           gv_status_t status, size_t bytes)
+{
+    p->head = m->next;
+    if (p->head == NULL)
+        p->tail = NULL;
+    p->queued--;
+    unaccount(m);
+    am.stats.tl_msgs_sent++;
+    am.stats.tl_bytes_sent += bytes;
+    if (status == GV_OK) {
+        msg_free(m);
+    } else if (status != GV_INPROGRESS) {
+        if (!gv__ctx.finalizing)
+            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+        msg_free(m);
+    }
+}
+
 /* Hand queued messages to the transport until it refuses one. */
 static void ship(int dst)
 {
@@ -306,21 +350,7 @@ static void ship(int dst)
             }
             return;
         }
-        p->head = m->next;
-        if (p->head == NULL)
-            p->tail = NULL;
-        p->queued--;
-        unaccount(m);
-        am.stats.tl_msgs_sent++;
-        am.stats.tl_bytes_sent += m->hdr_len + m->len;
-        if (status == GV_OK) {
-            msg_free(m);
-        } else if (status != GV_INPROGRESS) {
-            if (!gv__ctx.finalizing)
-                gv__peer_failed(dst, "send failed: %s",
-                                gv_status_str(status));
-            msg_free(m);
-        }
+        shipped(p, dst, m, status, m->hdr_len + m->len);
     }
 }
 
@@ -386,19 +416,8 @@ static int ship_lone(peer_t *p, int dst, out_msg_t *m)
     c->pos = c->end = NULL;
     m->len  = len;
     p->open = NULL;
-    p->head = p->tail = NULL;
-    p->queued = 0;
     remove_open(dst);
-    am.stats.queued_bytes -= am.agg_bytes;
-    am.stats.tl_msgs_sent++;
-    am.stats.tl_bytes_sent += flen;
-    if (status == GV_OK) {
-        msg_free(m);
-    } else if (status != GV_INPROGRESS) {
-        if (!gv__ctx.finalizing)
-            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
-        msg_free(m);
-    }
+    shipped(p, dst, m, status, flen);
     return 1;
 }
 
@@ -820,7 +839,7 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
         if (!(nbi && send_nbi(dst, &f, sizeof(f), payload + off, n)) &&
             !send_direct(dst, &f, sizeof(f), payload + off, n) &&
             !send_zcopy(dst, &f, sizeof(f), payload + off, n)) {
-            m = msg_new(dst, n, 0);
+            m = msg_new(dst, n);
             memcpy(m->hdr, &f, sizeof(f));
             m->hdr_len = sizeof(f);
             m->len     = n;
@@ -914,15 +933,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
-                if ((m = am.free_batches) != NULL) { /* msg_new's common case */
-                    am.free_batches = m->next;
-                    am.nfree_batches--;
-                    m->next = NULL;
-                    m->len  = 0;
-                } else {
-                    m = msg_new(dst, am.agg_bytes, 1);
-                }
-                m->dst  = dst;
+                m       = batch_new(dst);
                 p->open = m;
                 c->pos  = m->data;
                 c->end  = m->data + am.agg_bytes;
@@ -970,7 +981,7 @@ static void send_alone(int dst, gv_am_id_t id, const void *payload,
             send_zcopy(dst, &h, sizeof(h), payload, len))
             return;
     }
-    m      = msg_new(dst, len, 0);
+    m      = msg_new(dst, len);
     m->len = len;
     if (len > 0)
         memcpy(m->data, payload, len);
@@ -1056,7 +1067,7 @@ unsigned gv__am_progress(void)
 
 static void ctrl_send(int dst, uint16_t op, const ctrl_msg_t *c)
 {
-    out_msg_t *m = msg_new(dst, sizeof(*c), 0);
+    out_msg_t *m = msg_new(dst, sizeof(*c));
 
     m->len = sizeof(*c);
     memcpy(m->data, c, sizeof(*c));
