@@ -49,7 +49,8 @@ typedef struct {
                                 (no clock read on the send path) */
     unsigned   queued;       /* messages in the queue, open batch included */
     int        backlogged;   /* in the backlog list */
-    int        dirty;        /* in the open list */
+    int        dirty;        /* in the open list ... */
+    int        open_slot;    /* ... at this index */
     uint32_t   next_stream;  /* id of our next fragmented message to it */
     /* fragmented messages from this rank being reassembled: usually none
      * or one, more when several workers send large messages at once */
@@ -210,16 +211,10 @@ static out_msg_t *msg_new(int dst, size_t data_cap)
     return m;
 }
 
-static void msg_free(out_msg_t *m)
+static void msg_free_slow(out_msg_t *m)
 {
     unsigned i;
 
-    if (m->is_batch && (am.nfree_batches < 64)) {
-        m->next         = am.free_batches;
-        am.free_batches = m;
-        am.nfree_batches++;
-        return;
-    }
     if (!m->is_batch && (m->cap >= BIG_MIN)) {
         for (i = 0; i < BIG_CACHE; i++) {
             if ((big_cache[i] == NULL) || (big_cache[i]->cap < m->cap)) {
@@ -230,6 +225,18 @@ static void msg_free(out_msg_t *m)
         }
     }
     gv_free(m);
+}
+
+/* Every flush frees a batch: its push on the free list stays inline. */
+static inline void msg_free(out_msg_t *m)
+{
+    if (m->is_batch && (am.nfree_batches < 64)) {
+        m->next         = am.free_batches;
+        am.free_batches = m;
+        am.nfree_batches++;
+        return;
+    }
+    msg_free_slow(m);
 }
 
 static void msg_sent_cb(gv_req_t *req, gv_status_t status)
@@ -274,6 +281,27 @@ static void enqueue(peer_t *p, out_msg_t *m)
     account(m->is_batch ? am.agg_bytes : m->len);
 }
 
+/* The open list holds the ranks with an open batch (or one closed since
+ * the last flush); each knows its slot, so that a flush takes it off in
+ * O(1) however many ranks it holds. */
+static inline void add_open(peer_t *p, int dst)
+{
+    p->dirty                = 1;
+    p->open_slot            = am.nopen;
+    am.openlist[am.nopen++] = dst;
+}
+
+/* Take dst (dirty) off the open list: the last entry moves into its slot. */
+static inline void remove_open(int dst)
+{
+    peer_t *p    = &am.peers[dst];
+    int     last = am.openlist[--am.nopen];
+
+    am.openlist[p->open_slot] = last;
+    am.peers[last].open_slot  = p->open_slot;
+    p->dirty                  = 0;
+}
+
 static void close_open(peer_t *p)
 {
     out_msg_t *m = p->open;
@@ -286,8 +314,6 @@ static void close_open(peer_t *p)
     set_hdr(m, GV_WIRE_BATCH, 0);
     p->open = NULL;
 }
-
-static void remove_open(int dst);
 
 /* Queue a message that travels on its own. The open batch, if any, is
  * closed first: it must stay the queue's tail, and the message must not
@@ -352,18 +378,6 @@ static void ship(int dst)
         }
         shipped(p, dst, m, status, m->hdr_len + m->len);
     }
-}
-
-static void remove_open(int dst)
-{
-    int i;
-    for (i = 0; i < am.nopen; i++) {
-        if (am.openlist[i] == dst) {
-            am.openlist[i] = am.openlist[--am.nopen];
-            break;
-        }
-    }
-    am.peers[dst].dirty = 0;
 }
 
 /* Close the open batch to dst, if any, and hand the queue to the
@@ -939,10 +953,8 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                 c->end  = m->data + am.agg_bytes;
                 enqueue(p, m);
                 p->open_ns = 0;
-                if (!p->dirty) {
-                    p->dirty                = 1;
-                    am.openlist[am.nopen++] = dst;
-                }
+                if (!p->dirty)
+                    add_open(p, dst);
                 break;
             }
             close_open(p); /* full: ship it */
