@@ -8,10 +8,12 @@
 #
 # usage: perf/fig6.sh [--quick] [--build DIR] [--out DIR] [--ranks "2 4 8"]
 #                     [--no-hpcc] [--seconds S] [--log2 N] [--plot-only]
+#                     [--only "shm ucx/sm ..."]
 #   --quick   2 ranks only, shorter runs, one HPCC run: under 2 minutes
 #   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine):
 #             under 10 minutes on 2 cores
 #   --plot-only  redraw the PNGs and the table from an existing fig6.csv
+#   --only    measure only these configurations (labels as in the table)
 # Every run is under `timeout`; a run that fails or times out is recorded
 # in the CSV with its status (and its log kept in OUT/logs), not dropped.
 #
@@ -33,6 +35,7 @@ HPCC=1
 PLOT_ONLY=0
 SECS=""
 LOG2=""
+ONLY=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --plot-only) PLOT_ONLY=1 ;;
     --seconds) SECS=$2; shift ;;
     --log2) LOG2=$2; shift ;;
+    --only) ONLY=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next }
                     NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fig6.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -64,8 +68,7 @@ else
     HPCC_N=2000
 fi
 
-GVRUN=$BUILD/bin/gvrun
-for p in "$GVRUN" "$BUILD/perf/gups" "$BUILD/perf/putbw" \
+for p in "$BUILD/bin/gvrun" "$BUILD/perf/gups" "$BUILD/perf/putbw" \
          "$BUILD/bin/gvinfo"; do
     if [ ! -x "$p" ]; then
         echo "fig6.sh: $p is missing: run make BUILD=$BUILD first" >&2
@@ -83,67 +86,11 @@ else
     echo "panel,config,ranks,series,x,y,errors,seconds,note" > "$CSV"
 fi
 
-# Open MPI refuses to run as root without these.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export GV_WARN_UNUSED_ENV=0
-
-# ---- transport configurations ------------------------------------------
-# label | GV_TRANSPORT | the library's own variable | mpirun options.
-# mpi/tcp forces osc/pt2pt: osc/sm would do the window's atomics through
-# shared memory whatever the BTL, and this row is meant to be TCP.
-LABELS=(tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp)
-TLS=(tcp shm ucx ucx ofi ofi mpi mpi)
-ENVS=("" "" "UCX_TLS=sm,self" "UCX_TLS=tcp,self" "FI_PROVIDER=shm"
-      "FI_PROVIDER=tcp;ofi_rxm" "" "")
-MCAS=("" "" "" "" "" "" "--mca btl self,vader"
-      "--mca btl self,tcp --mca osc pt2pt")
-
-built=$("$BUILD/bin/gvinfo" -t 2>/dev/null)
-have_tl() {
-    echo "$built" | grep -Eq "^  $1 +built"
-}
-have_mpirun() {
-    command -v mpirun >/dev/null
-}
-CONFIGS=()
-for i in "${!LABELS[@]}"; do
-    if ! have_tl "${TLS[$i]}"; then
-        echo "# skip ${LABELS[$i]}: transport ${TLS[$i]} not built"
-    elif [ "${TLS[$i]}" = mpi ] && ! have_mpirun; then
-        echo "# skip ${LABELS[$i]}: no mpirun"
-    else
-        CONFIGS+=("$i")
-    fi
-done
-
-# launch IDX NRANKS TIMEOUT LOG PROG ARGS...: run PROG on NRANKS ranks of
-# configuration IDX, output to LOG; returns the exit status.
-launch() {
-    local i=$1 n=$2 t=$3 log=$4
-    shift 4
-    local envs=(GV_TRANSPORT="${TLS[$i]}")
-    [ -n "${ENVS[$i]}" ] && envs+=("${ENVS[$i]}")
-    if [ "${TLS[$i]}" = mpi ]; then
-        # shellcheck disable=SC2086
-        env "${envs[@]}" timeout -k 5 "$t" mpirun --oversubscribe -np "$n" \
-            ${MCAS[$i]} "$@" > "$log" 2>&1 < /dev/null
-    else
-        env "${envs[@]}" timeout -k 5 "$t" "$GVRUN" -n "$n" "$@" \
-            > "$log" 2>&1 < /dev/null
-    fi
-}
+# shellcheck source=perf/transports.sh
+. "$here/transports.sh"
 
 logname() {
     echo "$OUT/logs/$(echo "$*" | tr '/ ;' '___').log"
-}
-
-note_of() {    # exit status -> CSV note
-    case "$1" in
-    0) echo ok ;;
-    3|77) echo "skip: no native remote atomics or put" ;;
-    124|137) echo "timeout" ;;
-    *) echo "failed rc=$1" ;;
-    esac
 }
 
 # ---- left panel: GUPS ------------------------------------------------------

@@ -1,0 +1,68 @@
+# The transport configurations the perf/ scripts measure, and how to launch
+# a program over one of them. Sourced (bash) by fig6.sh and aggsweep.sh,
+# which set BUILD (a build directory) before sourcing it.
+# SPDX-License-Identifier: BSD-3-Clause
+
+# Open MPI refuses to run as root without these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export GV_WARN_UNUSED_ENV=0
+
+# label | GV_TRANSPORT | the library's own variable | mpirun options.
+# mpi/tcp forces osc/pt2pt: osc/sm would do the window's atomics through
+# shared memory whatever the BTL, and this row is meant to be TCP.
+LABELS=(tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp)
+TLS=(tcp shm ucx ucx ofi ofi mpi mpi)
+ENVS=("" "" "UCX_TLS=sm,self" "UCX_TLS=tcp,self" "FI_PROVIDER=shm"
+      "FI_PROVIDER=tcp;ofi_rxm" "" "")
+MCAS=("" "" "" "" "" "" "--mca btl self,vader"
+      "--mca btl self,tcp --mca osc pt2pt")
+
+GVRUN=$BUILD/bin/gvrun
+built=$("$BUILD/bin/gvinfo" -t 2>/dev/null)
+have_tl() {
+    echo "$built" | grep -Eq "^  $1 +built"
+}
+have_mpirun() {
+    command -v mpirun >/dev/null
+}
+
+# CONFIGS: the indices of the configurations this build and machine can run
+# (those in ONLY, a space-separated list of labels, when it is set).
+CONFIGS=()
+for i in "${!LABELS[@]}"; do
+    if [ -n "${ONLY:-}" ] && ! echo " $ONLY " | grep -q " ${LABELS[$i]} "; then
+        continue
+    elif ! have_tl "${TLS[$i]}"; then
+        echo "# skip ${LABELS[$i]}: transport ${TLS[$i]} not built"
+    elif [ "${TLS[$i]}" = mpi ] && ! have_mpirun; then
+        echo "# skip ${LABELS[$i]}: no mpirun"
+    else
+        CONFIGS+=("$i")
+    fi
+done
+
+# launch IDX NRANKS TIMEOUT LOG PROG ARGS...: run PROG on NRANKS ranks of
+# configuration IDX, output to LOG; returns the exit status.
+launch() {
+    local i=$1 n=$2 t=$3 log=$4
+    shift 4
+    local envs=(GV_TRANSPORT="${TLS[$i]}")
+    [ -n "${ENVS[$i]}" ] && envs+=("${ENVS[$i]}")
+    if [ "${TLS[$i]}" = mpi ]; then
+        # shellcheck disable=SC2086
+        env "${envs[@]}" timeout -k 5 "$t" mpirun --oversubscribe -np "$n" \
+            ${MCAS[$i]} "$@" > "$log" 2>&1 < /dev/null
+    else
+        env "${envs[@]}" timeout -k 5 "$t" "$GVRUN" -n "$n" "$@" \
+            > "$log" 2>&1 < /dev/null
+    fi
+}
+
+note_of() {    # exit status -> CSV note
+    case "$1" in
+    0) echo ok ;;
+    3|77) echo "skip: no native remote atomics or put" ;;
+    124|137) echo "timeout" ;;
+    *) echo "failed rc=$1" ;;
+    esac
+}
