@@ -112,6 +112,8 @@ static struct {
     gv_tl_t      *tl;
     int           rank, size;
     int           aggregate;
+    int           open_small;     /* aggregate, and every record of
+                                     FAST_MAX bytes fits batch_max_rec */
     size_t        agg_bytes;      /* records bytes per batch */
     size_t        batch_max_rec;  /* larger payloads travel on their own */
     uint64_t      timeout_ns;
@@ -258,7 +260,7 @@ static void set_hdr(out_msg_t *m, uint8_t type, uint16_t id)
 
 /* Bytes held in send queues: an open or queued batch counts whole, since
  * its buffer is allocated whole. */
-static void account(size_t n)
+static inline void account(size_t n)
 {
     am.stats.queued_bytes += n;
     if (am.stats.queued_bytes > am.stats.queued_bytes_max)
@@ -270,7 +272,7 @@ static void unaccount(const out_msg_t *m)
     am.stats.queued_bytes -= m->is_batch ? am.agg_bytes : m->len;
 }
 
-static void enqueue(peer_t *p, out_msg_t *m)
+static inline void enqueue(peer_t *p, out_msg_t *m)
 {
     if (p->tail != NULL)
         p->tail->next = m;
@@ -891,6 +893,8 @@ static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
 
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len) __attribute__((noinline));
+static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
+                             size_t len) __attribute__((noinline));
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
                        size_t len, int nbi);
 
@@ -914,8 +918,44 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
             am.stats.bytes_sent += len;
             return GV_OK;
         }
+        /* No batch open to a peer (a request, a reply): open one. */
+        if ((c->pos == NULL) && (dst != am.rank) && am.open_small)
+            return send_open(dst, id, payload, len);
     }
     return send_slow(dst, id, payload, len);
+}
+
+/* gv_am_send() with no batch open to peer dst and a record it checked,
+ * of at most FAST_MAX bytes: open a batch from the free list and put the
+ * record in. A leaf like the fast path (send_slow allocates), so that it
+ * saves no registers: the first message to a peer after a flush is a
+ * request or a reply, whose latency counts. */
+static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
+                             size_t len)
+{
+    peer_t    *p   = &am.peers[dst];
+    cursor_t  *c   = &am.cur[dst];
+    size_t     rec = gv_wire_pad4(4 + len);
+    out_msg_t *m   = am.free_batches;
+
+    if (m == NULL)
+        return send_slow(dst, id, payload, len);
+    am.free_batches = m->next;
+    am.nfree_batches--;
+    m->next = NULL;
+    m->dst  = dst;
+    m->len  = 0;
+    rec_put_small(m->data, id, payload, len);
+    p->open    = m;
+    p->open_ns = 0;
+    c->pos     = m->data + rec;
+    c->end     = m->data + am.agg_bytes;
+    enqueue(p, m);
+    if (!p->dirty)
+        add_open(p, dst);
+    am.stats.msgs_sent++;
+    am.stats.bytes_sent += len;
+    return GV_OK;
 }
 
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
@@ -1237,6 +1277,8 @@ gv_status_t gv__am_start(gv_tl_t *tl)
         am.agg_bytes = am.max_msg - sizeof(gv_wire_hdr_t);
     }
     am.batch_max_rec = am.agg_bytes / 4;
+    am.open_small    = am.aggregate &&
+                    (gv_wire_rec_size(FAST_MAX) <= am.batch_max_rec);
     am.timeout_ns    = gv__env.AGG_TIMEOUT_US * 1000ull;
     am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
     am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
