@@ -596,8 +596,10 @@ broken:
     gv__peer_failed(src, "malformed fragment stream");
 }
 
-/* The transport's receive callback. Nothing here trusts the bytes. */
-static void am_recv(void *arg, int src, const void *data, size_t len)
+/* Everything am_recv() does not take on its fast path. Nothing here
+ * trusts the bytes. */
+static void __attribute__((noinline))
+am_recv_slow(int src, const void *data, size_t len)
 {
     const uint8_t   *d = data;
     gv_wire_hdr_t    h;
@@ -645,6 +647,36 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
         reject(src, "unknown message type");
         gv__peer_failed(src, "malformed message (type %u)", h.type);
     }
+}
+
+/* The transport's receive callback. One message that is well formed (a
+ * request, a reply) is dispatched right here, with no frame to set up
+ * beyond the handler call; anything else, malformed included, goes to
+ * am_recv_slow(), which checks it all. */
+static void am_recv(void *arg, int src, const void *data, size_t len)
+{
+    gv_wire_hdr_t h;
+
+    (void)arg;
+    if (__builtin_expect(((unsigned)src < (unsigned)am.size) &&
+                             (len >= sizeof(h)), 1)) {
+        memcpy(&h, data, sizeof(h));
+        if (__builtin_expect((h.type == GV_WIRE_AM) &&
+                                 (h.len == len - sizeof(h)) &&
+                                 (h.id < am.nhandlers), 1)) {
+            am.stats.tl_msgs_recv++;
+            am.stats.tl_bytes_recv += len;
+            am.handled_count++;
+            am.stats.msgs_recv++;
+            am.stats.bytes_recv += h.len;
+            am.in_handler++;
+            am.handlers[h.id].fn(src, (const uint8_t *)data + sizeof(h), h.len,
+                                 am.handlers[h.id].arg);
+            am.in_handler--;
+            return;
+        }
+    }
+    am_recv_slow(src, data, len);
 }
 
 /* ---- send ------------------------------------------------------------- */
@@ -1072,16 +1104,11 @@ void gv__am_idle(void)
         flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_idle);
 }
 
-unsigned gv__am_progress(void)
+static unsigned __attribute__((noinline)) am_progress_work(void)
 {
     unsigned n;
     int      i;
 
-    /* Every poll of every wait comes here: nothing to do is the common
-     * case, and it should cost a few loads. */
-    if ((am.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
-        (am.nopen == 0))
-        return 0;
     n = self_drain();
 
     /* Retry what the transport refused before. */
@@ -1113,6 +1140,17 @@ unsigned gv__am_progress(void)
         }
     }
     return n;
+}
+
+unsigned gv__am_progress(void)
+{
+    /* Every poll of every wait comes here: nothing to do is the common
+     * case, and it should cost a few loads, not the prologue of the
+     * work. */
+    if ((am.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
+        (am.nopen == 0))
+        return 0;
+    return am_progress_work();
 }
 
 /* ---- barrier ---------------------------------------------------------- */
