@@ -31,18 +31,26 @@ void gv__progress_hook_add(gv_progress_hook_fn_t fn)
     hooks[nhooks++] = fn;
 }
 
-unsigned gv_progress(void)
+/* Inline in gv__wait_poll(), whose loop is where a reply is waited for:
+ * one call level less per poll. */
+static inline unsigned progress(void)
 {
-    unsigned n = 0;
+    gv_tl_t *tl = gv__ctx.tl;
+    unsigned n;
     int      i;
 
-    if (gv__ctx.tl == NULL)
+    if (tl == NULL)
         return 0;
-    n += gv__ctx.tl->ops->progress(gv__ctx.tl);
+    n = tl->ops->progress(tl);
     n += gv__am_progress();
     for (i = 0; i < nhooks; i++)
         n += hooks[i]();
     return n;
+}
+
+unsigned gv_progress(void)
+{
+    return progress();
 }
 
 int (*gv__wait_yield_hook)(void);
@@ -70,12 +78,42 @@ void gv__wait_begin_send(gv_waiter_t *w)
     w->for_send = 1;
 }
 
-void gv__wait_poll(gv_waiter_t *w)
+/* Every 32nd empty poll: read the clock, and give the core away once
+ * polling found nothing for wait_spin_ns. */
+static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
 {
-    gv_tl_t *tl = gv__ctx.tl;
+    gv_tl_t *tl;
     uint64_t now;
 
-    if (gv_progress() > 0) {
+    now = gv__now_ns();
+    if (w->start_ns == 0) {
+        w->start_ns = now;
+        return;
+    }
+    if (now - w->start_ns < wait_spin_ns) {
+        gv__cpu_relax();
+        return;
+    }
+    /* Long idle: give the core away. Block in the transport if it can
+     * wake us, else yield, then sleep a little once yielding got us
+     * nothing for a while (oversubscribed ranks need the core). */
+    w->blocked_rounds++;
+    tl = gv__ctx.tl;
+    if ((tl != NULL) && (tl->attr.caps & GV_TL_CAP_WAIT) &&
+        (!w->for_send || (tl->attr.caps & GV_TL_CAP_WAIT_SEND)))
+        tl->ops->wait(tl, 1000);
+    else if (w->blocked_rounds < 64)
+        sched_yield();
+    else
+        usleep(50);
+}
+
+/* One poll of a wait. Inline in gv_wait(), so that the registers a poll
+ * needs are saved once per wait, not once per poll: a reply is seen up to
+ * one turn of the loop after it lands, and the turn is shorter. */
+static inline void wait_poll(gv_waiter_t *w)
+{
+    if (progress() > 0) {
         w->start_ns       = 0;
         w->idle_rounds    = 0;
         w->blocked_rounds = 0;
@@ -93,26 +131,12 @@ void gv__wait_poll(gv_waiter_t *w)
         gv__cpu_relax();
         return;
     }
-    now = gv__now_ns();
-    if (w->start_ns == 0) {
-        w->start_ns = now;
-        return;
-    }
-    if (now - w->start_ns < wait_spin_ns) {
-        gv__cpu_relax();
-        return;
-    }
-    /* Long idle: give the core away. Block in the transport if it can
-     * wake us, else yield, then sleep a little once yielding got us
-     * nothing for a while (oversubscribed ranks need the core). */
-    w->blocked_rounds++;
-    if ((tl != NULL) && (tl->attr.caps & GV_TL_CAP_WAIT) &&
-        (!w->for_send || (tl->attr.caps & GV_TL_CAP_WAIT_SEND)))
-        tl->ops->wait(tl, 1000);
-    else if (w->blocked_rounds < 64)
-        sched_yield();
-    else
-        usleep(50);
+    wait_idle(w);
+}
+
+void gv__wait_poll(gv_waiter_t *w)
+{
+    wait_poll(w);
 }
 
 void gv_wait(int (*done)(void *arg), void *arg)
@@ -121,7 +145,7 @@ void gv_wait(int (*done)(void *arg), void *arg)
 
     gv__wait_begin(&w);
     while (!done(arg))
-        gv__wait_poll(&w);
+        wait_poll(&w);
 }
 
 int gv_rank(void)
