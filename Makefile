@@ -173,9 +173,9 @@ readme-table: tools
 # The README's "first program": install, build it with pkg-config, run it.
 install-check: lib tools
 	@rm -rf $(BUILD)/inst
-	@$(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/inst >/dev/null
-	@PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig $(CC) examples/hello.c \
-	  $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
+	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/inst >/dev/null
+	@PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig $(CC) examples/hello.c \
+	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
