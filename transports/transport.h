@@ -130,7 +130,7 @@ typedef struct gv_tl_attr {
                                   them), so callers need not copy first;
                                   0 (the default) promises nothing */
     void    *heap_base;        /* own heap, heap_size bytes, or NULL */
-    char     detail[128];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
+    char     detail[256];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
 } gv_tl_attr_t;
 
 typedef struct gv_tl gv_tl_t;

@@ -77,6 +77,11 @@ static mr_case_t cases[] = {
     ALL_TLS("mr_alltoall", 2, "-n 400000 -S 48", 180),
     ALL_TLS("mr_finalize", 4, "", 60),
     ALL_TLS("mr_ucx_order", 2, "", 90),
+    /* ucx: mid-size frames by UCX's own protocol choice (rendezvous from 8
+     * KiB over tcp) instead of forced eager, mixed with tiny ones */
+    {2, "mr_ucx_order", 2, "", 90, "GV_UCX_EAGER=0"},
+    {3, "mr_ucx_order", 2, "", 90, "GV_UCX_EAGER=0"},
+    {3, "mr_sizes", 2, "", 90, "GV_UCX_EAGER=0"},
     ALL_TLS("mr_ofi_large", 2, "", 90),
     ALL_TLS("mr_ofi_large", 4, "", 120),
     ALL_TLS("mr_ofi_visible", 3, "", 90),
