@@ -360,8 +360,11 @@ static void ship(int dst)
     gv_status_t status;
 
     while (((m = p->head) != NULL) && (m != p->open)) {
-        if ((m->hdr_len == HEADROOM) && (HEADROOM + m->len <= am.max_inline)) {
-            /* Copied by the transport anyway: one contiguous frame. */
+        if (m->hdr_len == HEADROOM) {
+            /* One contiguous frame: small ones are copied by the transport
+             * anyway, and a receiver that gets a large one whole (ucx
+             * eager) hands it up in place instead of joining header and
+             * records in a buffer of its own. */
             uint8_t *f = m->data - HEADROOM;
 
             memcpy(f, m->hdr, HEADROOM);
