@@ -78,6 +78,10 @@ void gv__wait_begin_send(gv_waiter_t *w)
     w->for_send = 1;
 }
 
+/* Empty polls of a wait without a pause between them: over shared memory
+ * a reply comes within a few dozen polls (a 0.2-0.4 us round trip). */
+#define WAIT_HOT_POLLS 64
+
 /* Every 32nd empty poll: read the clock, and give the core away once
  * polling found nothing for wait_spin_ns. */
 static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
@@ -126,13 +130,18 @@ static inline void wait_poll(gv_waiter_t *w)
     if ((gv__wait_yield_hook != NULL) && gv__wait_yield_hook())
         return;
     /* Read the clock only every 32 empty polls: a reply that lands while
-     * we read it is seen that much later. No pause between polls either,
-     * as UCX and Open MPI poll: a pause here (tens of cycles on AMD) made
-     * the 8-byte ping-pong 20-25 ns slower over ucx/sm and mpi/vader.
-     * wait_idle() still pauses once per 32 polls, and past GV_SPIN_US the
-     * wait yields or blocks. */
-    if ((++w->idle_rounds & 31) != 0)
+     * we read it is seen that much later. The first WAIT_HOT_POLLS empty
+     * polls do not pause either, as UCX and Open MPI poll: a pause there
+     * (tens of cycles on AMD) made the 8-byte ping-pong 20-25 ns slower
+     * over ucx/sm and mpi/vader. A wait that lasts longer (credits in a
+     * flood, a barrier) pauses between polls: spinning flat out there
+     * took a fifth off GUPS over ofi/shm, whose queues the other side is
+     * writing. Past GV_SPIN_US the wait yields or blocks. */
+    if ((++w->idle_rounds & 31) != 0) {
+        if (w->idle_rounds > WAIT_HOT_POLLS)
+            gv__cpu_relax();
         return;
+    }
     wait_idle(w);
 }
 
