@@ -133,12 +133,13 @@ static inline void wait_poll(gv_waiter_t *w)
      * we read it is seen that much later. The first WAIT_HOT_POLLS empty
      * polls do not pause either, as UCX and Open MPI poll: a pause there
      * (tens of cycles on AMD) made the 8-byte ping-pong 20-25 ns slower
-     * over ucx/sm and mpi/vader. A wait that lasts longer (credits in a
-     * flood, a barrier) pauses between polls: spinning flat out there
-     * took a fifth off GUPS over ofi/shm, whose queues the other side is
-     * writing. Past GV_SPIN_US the wait yields or blocks. */
+     * over ucx/sm and mpi/vader. A wait for send resources (the peer
+     * must drain first), or one that lasts longer (a barrier), pauses
+     * between polls: spinning flat out there took a fifth off GUPS over
+     * ofi/shm, whose queues the other side is writing. Past GV_SPIN_US
+     * the wait yields or blocks. */
     if ((++w->idle_rounds & 31) != 0) {
-        if (w->idle_rounds > WAIT_HOT_POLLS)
+        if (w->for_send || (w->idle_rounds > WAIT_HOT_POLLS))
             gv__cpu_relax();
         return;
     }
