@@ -185,8 +185,12 @@ gv_status_t gv__boot_mpi_init(gv_boot_t *boot)
         if (getenv("OMPI_MCA_osc") == NULL)
             setenv("OMPI_MCA_osc", "^rdma", 0);
 #endif
-        /* One thread per rank calls MPI, always the same one. */
-        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        /* Grapevine starts no threads and calls MPI from one. Open MPI
+         * takes a mutex for every match, receive start and send at any
+         * level above MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED included. A
+         * program that runs threads of its own initializes MPI itself,
+         * before gv_init, at the level it needs. */
+        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
         if (rc != MPI_SUCCESS) {
             gv_error("MPI_Init_thread failed: %s",
                      gv__mpi_strerror(rc, err, sizeof(err)));
