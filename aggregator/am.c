@@ -31,6 +31,7 @@ typedef struct out_msg {
     uint8_t         hdr[sizeof(gv_wire_frag_t)];
     uint8_t         hdr_len;
     uint8_t         is_batch; /* buf is an AGG_BYTES buffer to recycle */
+    uint8_t         ctrl;     /* a barrier message: not in queued_bytes */
     int             dst;
     size_t          len;      /* bytes of data to send after hdr */
     size_t          cap;      /* bytes allocated for data */
@@ -166,6 +167,7 @@ static out_msg_t *msg_alloc(size_t data_cap, int is_batch)
     m->req.cb   = msg_sent_cb;
     m->req.arg  = m;
     m->is_batch = (uint8_t)is_batch;
+    m->ctrl     = 0;
     m->hdr_len  = sizeof(gv_wire_hdr_t);
     return m;
 }
@@ -209,6 +211,7 @@ static out_msg_t *msg_new(int dst, size_t data_cap)
     m->next    = NULL;
     m->dst     = dst;
     m->len     = 0;
+    m->ctrl    = 0;
     m->hdr_len = sizeof(gv_wire_hdr_t);
     return m;
 }
@@ -258,8 +261,15 @@ static void set_hdr(out_msg_t *m, uint8_t type, uint16_t id)
 
 /* ---- queues ----------------------------------------------------------- */
 
-/* Bytes held in send queues: an open or queued batch counts whole, since
- * its buffer is allocated whole. */
+/* Bytes of active messages held in send queues: an open or queued batch
+ * counts whole, since its buffer is allocated whole. The barrier's own
+ * 24-byte messages (at most two per destination and wave) are not
+ * counted: the bound that queued_bytes_max checks is the users'. */
+static inline size_t queued_size(const out_msg_t *m)
+{
+    return m->is_batch ? am.agg_bytes : m->ctrl ? 0 : m->len;
+}
+
 static inline void account(size_t n)
 {
     am.stats.queued_bytes += n;
@@ -269,7 +279,7 @@ static inline void account(size_t n)
 
 static void unaccount(const out_msg_t *m)
 {
-    am.stats.queued_bytes -= m->is_batch ? am.agg_bytes : m->len;
+    am.stats.queued_bytes -= queued_size(m);
 }
 
 static inline void enqueue(peer_t *p, out_msg_t *m)
@@ -280,7 +290,7 @@ static inline void enqueue(peer_t *p, out_msg_t *m)
         p->head = m;
     p->tail = m;
     p->queued++;
-    account(m->is_batch ? am.agg_bytes : m->len);
+    account(queued_size(m));
 }
 
 /* The open list holds the ranks with an open batch (or one closed since
@@ -1162,7 +1172,8 @@ static void ctrl_send(int dst, uint16_t op, const ctrl_msg_t *c)
 {
     out_msg_t *m = msg_new(dst, sizeof(*c));
 
-    m->len = sizeof(*c);
+    m->len  = sizeof(*c);
+    m->ctrl = 1;
     memcpy(m->data, c, sizeof(*c));
     set_hdr(m, GV_WIRE_CTRL, op);
     enqueue_single(dst, m);

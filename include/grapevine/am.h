@@ -92,7 +92,9 @@ typedef struct gv_am_stats {
     uint64_t tl_msgs_recv, tl_bytes_recv;
     uint64_t flush_full, flush_timeout, flush_idle, flush_explicit;
     uint64_t credit_stalls;             /**< times a sender waited for credit */
-    uint64_t queued_bytes;              /**< bytes held in send queues now   */
+    uint64_t queued_bytes;              /**< active-message bytes held in send
+                                             queues now (a batch counts whole;
+                                             gv_barrier's own messages not) */
     uint64_t queued_bytes_max;          /**< their high-water mark           */
     uint64_t rejected;                  /**< malformed or unknown from the wire */
 } gv_am_stats_t;
