@@ -172,21 +172,17 @@ static out_msg_t *msg_alloc(size_t data_cap, int is_batch)
     return m;
 }
 
-/* An empty AGG_BYTES batch to dst: the send path opens one per flush, so
- * the free list's pop stays inline. A batch keeps its 8-byte header. */
-static inline out_msg_t *batch_new(int dst)
+/* A spare AGG_BYTES batch, or NULL: the send path opens one per flush,
+ * so the free list's pop stays inline (and allocates nothing, so that
+ * send_open() stays a leaf). A batch keeps its 8-byte header. */
+static inline out_msg_t *batch_pop(void)
 {
     out_msg_t *m = am.free_batches;
 
     if (m != NULL) {
         am.free_batches = m->next;
         am.nfree_batches--;
-    } else {
-        m = msg_alloc(am.agg_bytes, 1);
     }
-    m->next = NULL;
-    m->dst  = dst;
-    m->len  = 0;
     return m;
 }
 
@@ -301,6 +297,23 @@ static inline void add_open(peer_t *p, int dst)
     p->dirty                = 1;
     p->open_slot            = am.nopen;
     am.openlist[am.nopen++] = dst;
+}
+
+/* Make the empty batch m dst's open batch, the tail of its queue. */
+static inline void open_batch(peer_t *p, int dst, out_msg_t *m)
+{
+    cursor_t *c = &am.cur[dst];
+
+    m->next    = NULL;
+    m->dst     = dst;
+    m->len     = 0;
+    p->open    = m;
+    p->open_ns = 0;
+    c->pos     = m->data;
+    c->end     = m->data + am.agg_bytes;
+    enqueue(p, m);
+    if (!p->dirty)
+        add_open(p, dst);
 }
 
 /* Take dst (dirty) off the open list: the last entry moves into its slot. */
@@ -492,7 +505,8 @@ static void reject(int src, const char *why)
         gv_warn("rejected a message from rank %d: %s", src, why);
 }
 
-static void dispatch(int src, uint16_t id, const void *payload, size_t len)
+static inline void dispatch(int src, uint16_t id, const void *payload,
+                            size_t len)
 {
     handler_t *h;
 
@@ -662,10 +676,10 @@ am_recv_slow(int src, const void *data, size_t len)
     }
 }
 
-/* The transport's receive callback. One message that is well formed (a
- * request, a reply) is dispatched right here, with no frame to set up
- * beyond the handler call; anything else, malformed included, goes to
- * am_recv_slow(), which checks it all. */
+/* The transport's receive callback. One message whose header agrees
+ * with its length (a request, a reply) is dispatched right here, with no
+ * frame to set up beyond the handler call; anything else, malformed
+ * included, goes to am_recv_slow(), which checks it all. */
 static void am_recv(void *arg, int src, const void *data, size_t len)
 {
     gv_wire_hdr_t h;
@@ -675,17 +689,10 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
                              (len >= sizeof(h)), 1)) {
         memcpy(&h, data, sizeof(h));
         if (__builtin_expect((h.type == GV_WIRE_AM) &&
-                                 (h.len == len - sizeof(h)) &&
-                                 (h.id < am.nhandlers), 1)) {
+                                 (h.len == len - sizeof(h)), 1)) {
             am.stats.tl_msgs_recv++;
             am.stats.tl_bytes_recv += len;
-            am.handled_count++;
-            am.stats.msgs_recv++;
-            am.stats.bytes_recv += h.len;
-            am.in_handler++;
-            am.handlers[h.id].fn(src, (const uint8_t *)data + sizeof(h), h.len,
-                                 am.handlers[h.id].arg);
-            am.in_handler--;
+            dispatch(src, h.id, (const uint8_t *)data + sizeof(h), h.len);
             return;
         }
     }
@@ -978,26 +985,14 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len)
 {
-    peer_t    *p   = &am.peers[dst];
-    cursor_t  *c   = &am.cur[dst];
-    size_t     rec = gv_wire_pad4(4 + len);
-    out_msg_t *m   = am.free_batches;
+    cursor_t  *c = &am.cur[dst];
+    out_msg_t *m = batch_pop();
 
     if (m == NULL)
         return send_slow(dst, id, payload, len);
-    am.free_batches = m->next;
-    am.nfree_batches--;
-    m->next = NULL;
-    m->dst  = dst;
-    m->len  = 0;
-    rec_put_small(m->data, id, payload, len);
-    p->open    = m;
-    p->open_ns = 0;
-    c->pos     = m->data + rec;
-    c->end     = m->data + am.agg_bytes;
-    enqueue(p, m);
-    if (!p->dirty)
-        add_open(p, dst);
+    open_batch(&am.peers[dst], dst, m);
+    rec_put_small(c->pos, id, payload, len);
+    c->pos += gv_wire_pad4(4 + len);
     am.stats.msgs_sent++;
     am.stats.bytes_sent += len;
     return GV_OK;
@@ -1032,14 +1027,9 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
-                m       = batch_new(dst);
-                p->open = m;
-                c->pos  = m->data;
-                c->end  = m->data + am.agg_bytes;
-                enqueue(p, m);
-                p->open_ns = 0;
-                if (!p->dirty)
-                    add_open(p, dst);
+                if ((m = batch_pop()) == NULL)
+                    m = msg_alloc(am.agg_bytes, 1);
+                open_batch(p, dst, m);
                 break;
             }
             close_open(p); /* full: ship it */
