@@ -397,12 +397,25 @@ ring_complete(mpi_tl_t *m, gv_tl_t *tl, unsigned i, int rc,
     m->nrepost++;
 }
 
+/* Test the ring's head once: 1 if it completed (and was delivered or
+ * reported), 0 if it is still waiting. */
+static inline int ring_test_head(mpi_tl_t *m, gv_tl_t *tl)
+{
+    MPI_Status st;
+    unsigned   i    = m->ring_head;
+    int        done = 0;
+    int        rc   = MPI_Test(&m->ring_req[i], &done, &st);
+
+    if ((rc == MPI_SUCCESS) && !done)
+        return 0;
+    ring_complete(m, tl, i, rc, &st);
+    return 1;
+}
+
 static unsigned __attribute__((noinline))
 ring_progress(mpi_tl_t *m, gv_tl_t *tl)
 {
-    MPI_Status st;
-    unsigned   i, n = 0, limit;
-    int        done, rc;
+    unsigned i, n = 0, limit;
 
     /* Start again the receives the last call completed. Doing it here,
      * not right after their handlers, keeps MPI_Start off the path from
@@ -423,15 +436,8 @@ ring_progress(mpi_tl_t *m, gv_tl_t *tl)
      * the last call delivered too, messages are streaming in: drain what
      * has completed. */
     limit = m->last_delivered ? m->nring : 1;
-    while (n < limit) {
-        i    = m->ring_head;
-        done = 0;
-        rc   = MPI_Test(&m->ring_req[i], &done, &st);
-        if ((rc == MPI_SUCCESS) && !done)
-            break;
-        ring_complete(m, tl, i, rc, &st);
+    while ((n < limit) && ring_test_head(m, tl))
         n++;
-    }
     m->last_delivered = (n > 0);
     return n;
 }
@@ -693,14 +699,8 @@ static unsigned mpi_progress(gv_tl_t *tl)
      * once. Do just that, without its frame: most polls end here. */
     if ((m->nrepost == 0) && !m->last_delivered && (m->nheld_peers == 0) &&
         (m->nact == 0)) {
-        MPI_Status st;
-        unsigned   i    = m->ring_head;
-        int        done = 0;
-        int        rc   = MPI_Test(&m->ring_req[i], &done, &st);
-
-        if ((rc == MPI_SUCCESS) && !done)
+        if (!ring_test_head(m, tl))
             return 0;
-        ring_complete(m, tl, i, rc, &st);
         m->last_delivered = 1;
         return 1;
     }

@@ -427,7 +427,6 @@ static void op_put(ofi_t *o, ofi_op_t *op)
     o->free_ops   = op;
 }
 
-/* Translate a libfabric error from posting an operation. */
 /* A send to dst that cannot go now: the provider's queue is full, or we
  * have no credit. A peer that died before (or while) we connect: rxm
  * retries the connection and answers EAGAIN forever, shm's queue to it
@@ -453,6 +452,7 @@ static gv_status_t peer_stalled(ofi_t *o, int dst)
     return GV_ERR_NO_RESOURCE;
 }
 
+/* Translate a libfabric error from posting an operation. */
 static gv_status_t post_error(ofi_t *o, int dst, const char *what,
                               ssize_t ret)
 {
@@ -619,8 +619,8 @@ static void grant_recv(gv_tl_t *tl, uint32_t src, uint32_t taken,
     p->tx_taken = taken;
 }
 
-/* One more frame from @a src is off our queue: return credit once half a
- * window is taken. */
+/* One more frame from @a src is off our queue: return credit once a
+ * quarter of a window is taken. */
 static void frame_taken(gv_tl_t *tl, int src)
 {
     ofi_t      *o = tl->priv;

@@ -347,7 +347,8 @@ static inline int ucx_aligned(const void *p)
     return ((uintptr_t)p & 3) == 0;
 }
 
-static void ucx_deliver(ucx_tl_t *ux, int src, const void *data, size_t len)
+static inline void ucx_deliver(ucx_tl_t *ux, int src, const void *data,
+                               size_t len)
 {
     gv_tl_t *tl = ux->tl;
 
@@ -706,9 +707,8 @@ static ucs_status_t ucx_am_cb(void *arg, const void *header,
             if (__builtin_expect((fh.seq == peer->rx_next) &&
                                      (peer->rx_head == NULL), 1)) {
                 peer->rx_next++;
-                tl->params.recv_cb(tl->params.recv_arg, (int)fh.src,
-                                   (uint8_t *)data + sizeof(fh),
-                                   length - sizeof(fh));
+                ucx_deliver(ux, peer->rank, (uint8_t *)data + sizeof(fh),
+                            length - sizeof(fh));
                 if (peer->rx_head != NULL)
                     ucx_rx_drain(ux, peer);
                 return UCS_OK;
