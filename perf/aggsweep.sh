@@ -5,18 +5,20 @@
 # alike. Prints, per configuration and rank count, the median million
 # updates per second at each size and each size's median relative to the
 # best, and writes OUT/aggsweep.csv. This is the measurement behind
-# GV_AGG_BYTES's default (perf/RESULTS.md).
+# GV_AGG_BYTES's default (perf/RESULTS.md). With --timeouts it sweeps
+# GV_AGG_TIMEOUT_US instead, at the default buffer size.
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # usage: perf/aggsweep.sh [--build DIR] [--out DIR] [--rounds R]
 #                         [--sizes "4k 16k 64k ..."] [--ranks "2 4"]
 #                         [--seconds S] [--log2 N] [--only "shm ucx/sm ..."]
+#                         [--timeouts "100 300 1000"]
 #   defaults: --rounds 3 --sizes "1k 4k 16k 64k 256k 1m" --ranks 2
 #             --seconds 0.5 --log2 20: about 6 minutes on 2 cores
 # Every run is under `timeout`; a run that fails is recorded in the CSV with
 # its status (its log kept in OUT/logs) and left out of the medians.
 #
-# CSV columns: config,ranks,agg_bytes,round,mups,errors,note
+# CSV columns: config,ranks,variable,value,round,mups,errors,note
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,6 +31,7 @@ RANKS="2"
 SECS=0.5
 LOG2=20
 ONLY=""
+VAR=GV_AGG_BYTES
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --seconds) SECS=$2; shift ;;
     --log2) LOG2=$2; shift ;;
     --only) ONLY=$2; shift ;;
+    --timeouts) VAR=GV_AGG_TIMEOUT_US; SIZES=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next }
                     NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "aggsweep.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -56,10 +60,10 @@ for p in "$BUILD/bin/gvrun" "$BUILD/bin/gvinfo" "$BUILD/perf/gups"; do
         exit 1
     fi
 done
-# A size GV_AGG_BYTES refuses is a usage error, caught before any run.
+# A value the variable refuses is a usage error, caught before any run.
 for s in $SIZES; do
-    if ! err=$(GV_AGG_BYTES=$s "$BUILD/bin/gvinfo" 2>&1 >/dev/null); then
-        echo "aggsweep.sh: --sizes: $err" >&2
+    if ! err=$(env "$VAR=$s" "$BUILD/bin/gvinfo" 2>&1 >/dev/null); then
+        echo "aggsweep.sh: $VAR=$s: $err" >&2
         exit 2
     fi
 done
@@ -67,7 +71,7 @@ done
 mkdir -p "$OUT/logs"
 OUT=$(cd "$OUT" && pwd)
 CSV=$OUT/aggsweep.csv
-echo "config,ranks,agg_bytes,round,mups,errors,note" > "$CSV"
+echo "config,ranks,variable,value,round,mups,errors,note" > "$CSV"
 
 # shellcheck source=perf/transports.sh
 . "$here/transports.sh"
@@ -79,20 +83,22 @@ for n in $RANKS; do
             line=""
             for s in $SIZES; do
                 log=$OUT/logs/aggsweep_$(echo "$lab" | tr '/;' '__')_${n}_${s}_$r.log
-                GV_AGG_BYTES=$s launch "$i" "$n" 120 "$log" "$BUILD/perf/gups" \
+                export "$VAR=$s"
+                launch "$i" "$n" 120 "$log" "$BUILD/perf/gups" \
                     --mode agg --log2 "$LOG2" --seconds "$SECS" \
                     --progress-interval 0
                 rc=$?
+                unset "$VAR"
                 res=$(grep '^gups transport=' "$log" | tail -1)
                 mups=$(echo "$res" | sed -n 's/.* mups=\([0-9.]*\).*/\1/p')
                 errs=$(echo "$res" | sed -n 's/.* errors=\([-0-9]*\).*/\1/p')
                 if [ "$rc" = 0 ] && [ -n "$mups" ] && [ "$errs" = 0 ]; then
-                    echo "$lab,$n,$s,$r,$mups,$errs,ok" >> "$CSV"
+                    echo "$lab,$n,$VAR,$s,$r,$mups,$errs,ok" >> "$CSV"
                     line="$line $s=$mups"
                 else
                     note=$(note_of "$rc")
                     [ "$rc" = 0 ] && note="wrong words: ${errs:-none reported}"
-                    echo "$lab,$n,$s,$r,$mups,$errs,$note" >> "$CSV"
+                    echo "$lab,$n,$VAR,$s,$r,$mups,$errs,$note" >> "$CSV"
                     line="$line $s=FAIL"
                 fi
             done
@@ -103,8 +109,8 @@ done
 
 # ---- table: medians per size, and relative to the best size --------------
 echo
-echo "GUPS agg, million updates per second, median of $ROUNDS rounds" \
-     "(log2 table words per rank: $LOG2; at most $SECS s per run)"
+echo "GUPS agg, million updates per second, median of $ROUNDS rounds," \
+     "by $VAR (log2 table words per rank: $LOG2; at most $SECS s per run)"
 awk -F, -v sizes="$SIZES" '
 function median(list,    a, m, i, j, t) {
     m = split(list, a, " ")
@@ -117,8 +123,7 @@ function median(list,    a, m, i, j, t) {
 NR > 1 {
     k = $1 " " $2
     if (!(k in seen)) { seen[k] = 1; order[n++] = k }
-    if ($7 == "ok") v[k, $3] = v[k, $3] " " $5
-    else bad[k, $3]++
+    if ($8 == "ok") v[k, $4] = v[k, $4] " " $6
 }
 END {
     ns = split(sizes, sz, " ")
@@ -144,7 +149,7 @@ END {
     }
 }' "$CSV"
 echo "CSV: $CSV"
-fails=$(awk -F, 'NR > 1 && $7 != "ok"' "$CSV" | wc -l)
+fails=$(awk -F, 'NR > 1 && $8 != "ok"' "$CSV" | wc -l)
 if [ "$fails" -gt 0 ]; then
     echo "aggsweep.sh: $fails run(s) failed; see $OUT/logs" >&2
     exit 1
