@@ -934,6 +934,11 @@ static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
     memcpy(p, &id, 2);
     memcpy(p + 2, &l, 2);
     p += 4;
+    if (len == 8) { /* a word: GUPS's update, a delegate's operand */
+        memcpy(&w, s, 8);
+        memcpy(p, &w, 8);
+        return;
+    }
     for (; len >= 8; len -= 8, s += 8, p += 8) {
         memcpy(&w, s, 8);
         memcpy(p, &w, 8);
