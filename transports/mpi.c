@@ -372,25 +372,24 @@ static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
  * or report it, and move the head on. */
 static void __attribute__((noinline))
 ring_complete(mpi_tl_t *m, gv_tl_t *tl, unsigned i, int rc,
-              MPI_Status *stp)
+              const MPI_Status *st)
 {
     ERRBUF;
-    MPI_Status st = *stp;
-    int        cls;
+    int cls;
 
     if (rc != MPI_SUCCESS) {
         MPI_Error_class(rc, &cls);
         if (cls == MPI_ERR_TRUNCATE)
-            reject(m, st.MPI_SOURCE, "message from rank %d longer than "
+            reject(m, st->MPI_SOURCE, "message from rank %d longer than "
                    "%lld bytes (GV_MPI_EAGER differs between ranks?)",
-                   st.MPI_SOURCE, (long long)m->eager);
-        else if ((st.MPI_SOURCE >= 0) && (st.MPI_SOURCE < tl->size))
-            gv__peer_failed(st.MPI_SOURCE, "MPI receive failed: %s",
+                   st->MPI_SOURCE, (long long)m->eager);
+        else if ((st->MPI_SOURCE >= 0) && (st->MPI_SOURCE < tl->size))
+            gv__peer_failed(st->MPI_SOURCE, "MPI receive failed: %s",
                             ERRSTR(rc));
         else
             gv_fatal("MPI receive failed: %s", ERRSTR(rc));
     } else {
-        ring_handle(m, tl, i, &st);
+        ring_handle(m, tl, i, st);
     }
     m->ring_on[i] = 0;
     m->ring_head  = (i + 1 == m->nring) ? 0 : i + 1;
