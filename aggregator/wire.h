@@ -100,6 +100,21 @@ static inline int gv_wire_rec_next(gv_wire_cursor_t *c, uint16_t *id_p,
     size_t   avail = (size_t)(c->end - c->p), hl = 4, len, total;
     uint16_t id, l16;
 
+    /* The common record first, with two tests: a short header, and the
+     * padded record inside the batch (which bounds its payload too). */
+    if (__builtin_expect(avail >= 4, 1)) {
+        memcpy(&id, c->p, 2);
+        memcpy(&l16, c->p + 2, 2);
+        total = gv_wire_pad4(4 + (size_t)l16);
+        if (__builtin_expect((l16 != GV_WIRE_LONG_REC) && (total <= avail),
+                             1)) {
+            *id_p      = id;
+            *payload_p = c->p + 4;
+            *len_p     = l16;
+            c->p += total;
+            return GV_WIRE_REC_OK;
+        }
+    }
     if (avail == 0)
         return GV_WIRE_REC_END;
     if (avail < 4) {
