@@ -80,12 +80,14 @@ typedef struct {
 
 /* Where the next record to a rank goes, and where its buffer ends: the
  * open batch to a peer, the self buffer for the own rank, or NULL/NULL
- * (no room). The send fast path reads only this: one load, not the chain
+ * (no room). The send fast paths read only this: one load, not the chain
  * peer -> batch -> length -> data. An open batch's len is brought up to
  * date from it when the batch closes. */
-typedef struct {
-    uint8_t *pos, *end;
-} cursor_t;
+typedef gv__am_cursor_t cursor_t;
+
+/* What gv_am_send_u64()'s inline fast path reads (grapevine/am.h): the
+ * cursors, the bounds it checks, and the send counters it bumps. */
+struct gv__am_hot gv__am_hot;
 
 /* A gv_am_send_nbi() message the transport sends from the caller's buffer:
  * the header must outlive the call too, so it lives here. */
@@ -122,11 +124,9 @@ static struct {
     size_t        max_inline;
     unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
-    unsigned      nhandlers;
     peer_t       *peers;
     int          *backlog;        /* ranks with messages the tl refused */
     int           nbacklog;
-    cursor_t     *cur;            /* per rank; see cursor_t */
     int          *openlist;       /* ranks with an open batch */
     int           nopen;
     out_msg_t    *free_batches;
@@ -302,7 +302,7 @@ static inline void add_open(peer_t *p, int dst)
 /* Make the empty batch m dst's open batch, the tail of its queue. */
 static inline void open_batch(peer_t *p, int dst, out_msg_t *m)
 {
-    cursor_t *c = &am.cur[dst];
+    cursor_t *c = &gv__am_hot.cur[dst];
 
     m->next    = NULL;
     m->dst     = dst;
@@ -330,7 +330,7 @@ static inline void remove_open(int dst)
 static void close_open(peer_t *p)
 {
     out_msg_t *m = p->open;
-    cursor_t  *c = &am.cur[p - am.peers];
+    cursor_t  *c = &gv__am_hot.cur[p - am.peers];
 
     if (m == NULL)
         return;
@@ -427,7 +427,7 @@ static void ship_open(int dst)
  * now (nothing sent: the queue path retries). */
 static int ship_lone(peer_t *p, int dst, out_msg_t *m)
 {
-    cursor_t     *c   = &am.cur[dst];
+    cursor_t     *c   = &gv__am_hot.cur[dst];
     size_t        len = (size_t)(c->pos - m->data);
     uint8_t      *f   = m->data - HEADROOM;
     size_t        flen = HEADROOM + len;
@@ -513,7 +513,7 @@ static inline void dispatch(int src, uint16_t id, const void *payload,
     /* Counted as handled even when rejected, so that quiescence still
      * terminates: the message arrived, it is just not run. */
     am.handled_count++;
-    if (id >= am.nhandlers) {
+    if (id >= gv__am_hot.nhandlers) {
         reject(src, "unknown handler id");
         return;
     }
@@ -526,20 +526,22 @@ static inline void dispatch(int src, uint16_t id, const void *payload,
 }
 
 /* The hot loop of delivery: one batch's records, bookkeeping once per
- * batch rather than once per message. */
-static int dispatch_batch(int src, gv_wire_cursor_t *c, const char **why)
+ * batch rather than once per message. The cursor is a local copy, so that
+ * it stays in registers across the handler calls. */
+static int dispatch_batch(int src, gv_wire_cursor_t *cp, const char **why)
 {
-    const uint8_t *payload;
-    uint64_t       n = 0, bytes = 0;
-    size_t         plen;
-    uint16_t       id;
-    int            rc;
+    gv_wire_cursor_t c = *cp;
+    const uint8_t   *payload;
+    uint64_t         n = 0, bytes = 0;
+    size_t           plen;
+    uint16_t         id;
+    int              rc;
 
     am.in_handler++;
-    while ((rc = gv_wire_rec_next(c, &id, &payload, &plen, why)) ==
+    while ((rc = gv_wire_rec_next(&c, &id, &payload, &plen, why)) ==
            GV_WIRE_REC_OK) {
         n++;
-        if (__builtin_expect(id >= am.nhandlers, 0)) {
+        if (__builtin_expect(id >= gv__am_hot.nhandlers, 0)) {
             reject(src, "unknown handler id");
             continue;
         }
@@ -547,6 +549,7 @@ static int dispatch_batch(int src, gv_wire_cursor_t *c, const char **why)
         am.handlers[id].fn(src, payload, plen, am.handlers[id].arg);
     }
     am.in_handler--;
+    *cp = c;
     /* Rejected records count as handled: they arrived (quiescence). */
     am.handled_count    += n;
     am.stats.msgs_recv  += n;
@@ -703,7 +706,7 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
 
 static void self_push(gv_am_id_t id, const void *payload, size_t len)
 {
-    cursor_t *c    = &am.cur[am.rank];
+    cursor_t *c    = &gv__am_hot.cur[am.rank];
     size_t    need = gv_wire_rec_size(len);
 
     if ((size_t)(c->end - c->pos) < need) {
@@ -727,7 +730,7 @@ static unsigned self_drain(void)
     uint8_t         *buf;
     size_t           len, cap;
     uint64_t         before;
-    cursor_t        *sc = &am.cur[am.rank];
+    cursor_t        *sc = &gv__am_hot.cur[am.rank];
 
     if (sc->pos == am.self_buf)
         return 0;
@@ -962,17 +965,17 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
                        size_t len)
 {
     if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
-                             (id < am.nhandlers) &&
+                             (id < gv__am_hot.nhandlers) &&
                              (len <= FAST_MAX) &&
                              ((payload != NULL) || (len == 0)),
                          1)) {
-        cursor_t *c   = &am.cur[dst];
+        cursor_t *c   = &gv__am_hot.cur[dst];
         size_t    rec = gv_wire_pad4(4 + len);
         if ((size_t)(c->end - c->pos) >= rec) {
             rec_put_small(c->pos, id, payload, len);
             c->pos += rec;
-            am.stats.msgs_sent++;
-            am.stats.bytes_sent += len;
+            gv__am_hot.msgs_sent++;
+            gv__am_hot.bytes_sent += len;
             return GV_OK;
         }
         /* No batch open to a peer (a request, a reply): open one. */
@@ -980,6 +983,13 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
             return send_open(dst, id, payload, len);
     }
     return send_slow(dst, id, payload, len);
+}
+
+/* gv_am_send_u64() when its inline path has no room: out of line, so
+ * that its caller need not keep the value in memory. */
+gv_status_t gv__am_send_u64_slow(int dst, gv_am_id_t id, uint64_t value)
+{
+    return gv_am_send(dst, id, &value, sizeof(value));
 }
 
 /* gv_am_send() with no batch open to peer dst and a record it checked,
@@ -990,7 +1000,7 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len)
 {
-    cursor_t  *c = &am.cur[dst];
+    cursor_t  *c = &gv__am_hot.cur[dst];
     out_msg_t *m = batch_pop();
 
     if (m == NULL)
@@ -998,8 +1008,8 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
     open_batch(&am.peers[dst], dst, m);
     rec_put_small(c->pos, id, payload, len);
     c->pos += gv_wire_pad4(4 + len);
-    am.stats.msgs_sent++;
-    am.stats.bytes_sent += len;
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     return GV_OK;
 }
 
@@ -1010,15 +1020,20 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     out_msg_t *m;
     size_t     rec;
 
-    if (((unsigned)dst >= (unsigned)am.size) || (id >= am.nhandlers) ||
-        (len > GV_WIRE_MAX_PAYLOAD) || ((payload == NULL) && (len > 0))) {
-        gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
-                 "bytes (at most %u)", dst, am.size, id, am.nhandlers, len,
-                 GV_WIRE_MAX_PAYLOAD);
+    if (am.tl == NULL) {
+        gv_error("active message sent outside gv_init() .. gv_finalize()");
         return GV_ERR_INVALID;
     }
-    am.stats.msgs_sent++;
-    am.stats.bytes_sent += len;
+    if (((unsigned)dst >= (unsigned)am.size) ||
+        (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
+        ((payload == NULL) && (len > 0))) {
+        gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
+                 "bytes (at most %u)", dst, am.size, id,
+                 gv__am_hot.nhandlers, len, GV_WIRE_MAX_PAYLOAD);
+        return GV_ERR_INVALID;
+    }
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     if (dst == am.rank) {
         self_push(id, payload, len);
         return GV_OK;
@@ -1028,7 +1043,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (am.aggregate && (rec <= am.batch_max_rec)) {
         /* Waiting for credit runs handlers (and other workers) that may
          * send to dst as well and open a batch: look again after it. */
-        cursor_t *c = &am.cur[dst];
+        cursor_t *c = &gv__am_hot.cur[dst];
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
@@ -1089,13 +1104,13 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
     /* What would be batched, or copied by the transport anyway, goes the
      * usual way; so does everything to self. */
     if (((unsigned)dst >= (unsigned)am.size) || (dst == am.rank) ||
-        (id >= am.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
+        (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
         (payload == NULL) ||
         (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
         (sizeof(gv_wire_hdr_t) + len <= am.max_inline))
         return send_slow(dst, id, payload, len);
-    am.stats.msgs_sent++;
-    am.stats.bytes_sent += len;
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     send_alone(dst, id, payload, len, 1);
     return GV_OK;
 }
@@ -1155,7 +1170,7 @@ unsigned gv__am_progress(void)
     /* Every poll of every wait comes here: nothing to do is the common
      * case, and it should cost a few loads, not the prologue of the
      * work. */
-    if ((am.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
+    if ((gv__am_hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
         (am.nopen == 0))
         return 0;
     return am_progress_work();
@@ -1263,7 +1278,7 @@ void gv_barrier(void)
         /* Handle our own messages before counting them. */
         while (self_drain() > 0)
             ;
-        allreduce2(am.stats.msgs_sent, am.handled_count, cur);
+        allreduce2(gv__am_hot.msgs_sent, am.handled_count, cur);
         if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
             break;
         prev[0] = cur[0];
@@ -1279,14 +1294,14 @@ gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p)
         gv_error("handler and id pointer must not be NULL");
         return GV_ERR_INVALID;
     }
-    if (am.nhandlers >= GV_AM_MAX_HANDLERS) {
+    if (gv__am_hot.nhandlers >= GV_AM_MAX_HANDLERS) {
         gv_error("all %d handler ids are taken",
                  GV_AM_MAX_HANDLERS);
         return GV_ERR_NO_RESOURCE;
     }
-    am.handlers[am.nhandlers].fn  = fn;
-    am.handlers[am.nhandlers].arg = arg;
-    *id_p                         = (gv_am_id_t)am.nhandlers++;
+    am.handlers[gv__am_hot.nhandlers].fn  = fn;
+    am.handlers[gv__am_hot.nhandlers].arg = arg;
+    *id_p = (gv_am_id_t)gv__am_hot.nhandlers++;
     return GV_OK;
 }
 
@@ -1330,7 +1345,8 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
     am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
     am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
-    am.cur           = gv_calloc((size_t)am.size, sizeof(cursor_t));
+    gv__am_hot.cur   = gv_calloc((size_t)am.size, sizeof(cursor_t));
+    gv__am_hot.size  = (unsigned)am.size;
     return GV_OK;
 }
 
@@ -1370,10 +1386,13 @@ void gv__am_fini(void)
     gv_free(am.backlog);
     gv_free(am.openlist);
     gv_free(am.self_buf);
-    gv_free(am.cur);
-    am.peers    = NULL;
-    am.self_buf = NULL;
-    am.cur      = NULL;
+    gv_free(gv__am_hot.cur);
+    am.peers        = NULL;
+    am.self_buf     = NULL;
+    am.tl           = NULL;
+    am.size         = 0;
+    gv__am_hot.cur  = NULL;
+    gv__am_hot.size = 0;
 }
 
 size_t gv__am_memory_bound(void)
@@ -1383,14 +1402,20 @@ size_t gv__am_memory_bound(void)
 
 void gv_am_stats(gv_am_stats_t *stats_p)
 {
-    *stats_p = am.stats;
+    *stats_p            = am.stats;
+    stats_p->msgs_sent  = gv__am_hot.msgs_sent;
+    stats_p->bytes_sent = gv__am_hot.bytes_sent;
 }
 
 void gv__am_stats_print(void)
 {
-    gv_am_stats_t *s     = &am.stats;
-    uint64_t       ships = s->flush_full + s->flush_timeout + s->flush_idle +
-                     s->flush_explicit;
+    gv_am_stats_t  st;
+    gv_am_stats_t *s = &st;
+    uint64_t       ships;
+
+    gv_am_stats(s);
+    ships = s->flush_full + s->flush_timeout + s->flush_idle +
+            s->flush_explicit;
 
     fprintf(stderr,
             "[%04d] STATS am: sent %llu msgs %llu B; recv %llu msgs %llu B; "

@@ -279,7 +279,7 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
         ran    = next_ran(ran);
         dst    = (int)((pmask != 0 || P == 1) ? ((ran >> shift) & pmask)
                                               : ((ran >> shift) % P));
-        status = gv_am_send(dst, id, &ran, sizeof(ran));
+        status = gv_am_send_u64(dst, id, ran);
         if (status != GV_OK)
             gv_abort(1, "gups: gv_am_send failed: %s", gv_status_str(status));
         /* Handle what others sent us, so that they are not held up. */

@@ -5,6 +5,8 @@
 
 #include <grapevine/core.h>
 
+#include <string.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,53 @@ gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p);
  */
 gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
                        size_t len);
+
+/* Internal: what gv_am_send_u64()'s inline fast path reads. Not part of
+ * the API; its layout may change in any release. */
+typedef struct {
+    uint8_t *pos, *end;  /* where the next record to a rank goes, its end */
+} gv__am_cursor_t;
+struct gv__am_hot {
+    gv__am_cursor_t *cur;        /* per rank */
+    unsigned         size;       /* ranks; 0 outside gv_init..gv_finalize */
+    unsigned         nhandlers;
+    uint64_t         msgs_sent, bytes_sent;
+};
+extern struct gv__am_hot gv__am_hot;
+gv_status_t gv__am_send_u64_slow(int dst, gv_am_id_t id, uint64_t value);
+
+/**
+ * Send an active message whose payload is one 64-bit word (an index, a
+ * value, a delegate's operand), passed by value: gv_am_send(dst, id,
+ * &value, 8), with the same order, errors and handler call (the handler
+ * gets 8 bytes in host byte order). The GASNet-EX analogue is a short AM
+ * with integer arguments. Inline: while a batch to dst has room, a send is
+ * a few stores into it, with no call; everything else (no batch open,
+ * GV_AGGREGATE=0, bad arguments) is gv_am_send().
+ */
+static inline gv_status_t gv_am_send_u64(int dst, gv_am_id_t id,
+                                         uint64_t value)
+{
+    if (__builtin_expect(((unsigned)dst < gv__am_hot.size) &&
+                             (id < gv__am_hot.nhandlers), 1)) {
+        gv__am_cursor_t *c = &gv__am_hot.cur[dst];
+        uint8_t         *p = c->pos;
+
+        /* A batch record: u16 id, u16 length, the payload (see
+         * aggregator/wire.h); 12 bytes, already a multiple of 4. */
+        if (__builtin_expect((size_t)(c->end - p) >= 12, 1)) {
+            const uint16_t h[2] = {id, 8};
+
+            memcpy(p, h, 4);
+            memcpy(p + 4, &value, 8);
+            c->pos = p + 12;
+            gv__am_hot.msgs_sent++;
+            gv__am_hot.bytes_sent += 8;
+            return GV_OK;
+        }
+    }
+    return gv__am_send_u64_slow(dst, id, value);
+}
 
 /**
  * Send an active message without copying a large payload: like

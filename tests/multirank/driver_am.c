@@ -76,6 +76,9 @@ static mr_case_t cases[] = {
                 "GV_TCP_SENDQ=65536"),
     ALL_TLS("mr_alltoall", 2, "-n 400000 -S 48", 180),
     ALL_TLS("mr_finalize", 4, "", 60),
+    ALL_TLS("mr_word", 2, "", 90),
+    ALL_TLS_ENV("mr_word", 4, "-n 20000", 120, "GV_AGG_BYTES=256"),
+    ALL_TLS_ENV("mr_word", 2, "-n 20000", 90, "GV_AGGREGATE=0"),
     ALL_TLS("mr_ucx_order", 2, "", 90),
     /* ucx: mid-size frames by UCX's own protocol choice (rendezvous from 8
      * KiB over tcp) instead of forced eager, mixed with tiny ones */
