@@ -113,9 +113,10 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(QUIET_AR)$(AR) rcs $@ $^
-$(LIB_SO): $(LIB_OBJS)
+$(LIB_SO): $(LIB_OBJS) core/libgrapevine.map
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=core/libgrapevine.map \
+		-o $@ $(LIB_OBJS) $(LDLIBS)
 
 # Programs link the static library so that they run from the build tree.
 $(BUILD)/bin/%: core/tools/%.c $(LIB_A)
@@ -179,6 +180,11 @@ install-check: lib tools
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
+	@PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig $(CC) $(WARN) \
+	  tests/install/inline_so.c \
+	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
+	  -o $(BUILD)/inst/inline_so
+	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20

@@ -87,11 +87,13 @@ typedef gv__am_cursor_t cursor_t;
 
 /* What gv_am_send_u64()'s inline fast path reads (grapevine/am.h): the
  * cursors, the bounds it checks, and the send counters it bumps. This
- * file reads it by a local alias: the exported name may be interposed, so
- * under -fPIC every access by it would first load its address from the
- * GOT (a register and a load more on every send). */
-struct gv__am_hot        gv__am_hot;
-static struct gv__am_hot hot __attribute__((alias("gv__am_hot")));
+ * file reads it by its exported name, which under -fPIC costs a load of
+ * its address from the GOT (and gv_am_send a saved register), and must:
+ * a program linked against libgrapevine.so gets its own copy of it (a
+ * copy relocation) that the library's GOT then points to. A local alias
+ * would keep the library on the original, and the program's inline path
+ * would see a rank count of 0 forever (make install-check tests this). */
+struct gv__am_hot gv__am_hot;
 
 /* A gv_am_send_nbi() message the transport sends from the caller's buffer:
  * the header must outlive the call too, so it lives here. */
@@ -306,7 +308,7 @@ static inline void add_open(peer_t *p, int dst)
 /* Make the empty batch m dst's open batch, the tail of its queue. */
 static inline void open_batch(peer_t *p, int dst, out_msg_t *m)
 {
-    cursor_t *c = &hot.cur[dst];
+    cursor_t *c = &gv__am_hot.cur[dst];
 
     m->next    = NULL;
     m->dst     = dst;
@@ -334,7 +336,7 @@ static inline void remove_open(int dst)
 static void close_open(peer_t *p)
 {
     out_msg_t *m = p->open;
-    cursor_t  *c = &hot.cur[p - am.peers];
+    cursor_t  *c = &gv__am_hot.cur[p - am.peers];
 
     if (m == NULL)
         return;
@@ -431,7 +433,7 @@ static void ship_open(int dst)
  * now (nothing sent: the queue path retries). */
 static int ship_lone(peer_t *p, int dst, out_msg_t *m)
 {
-    cursor_t     *c   = &hot.cur[dst];
+    cursor_t     *c   = &gv__am_hot.cur[dst];
     size_t        len = (size_t)(c->pos - m->data);
     uint8_t      *f   = m->data - HEADROOM;
     size_t        flen = HEADROOM + len;
@@ -517,7 +519,7 @@ static inline void dispatch(int src, uint16_t id, const void *payload,
     /* Counted as handled even when rejected, so that quiescence still
      * terminates: the message arrived, it is just not run. */
     am.handled_count++;
-    if (id >= hot.nhandlers) {
+    if (id >= gv__am_hot.nhandlers) {
         reject(src, "unknown handler id");
         return;
     }
@@ -545,7 +547,7 @@ static int dispatch_batch(int src, gv_wire_cursor_t *cp, const char **why)
     while ((rc = gv_wire_rec_next(&c, &id, &payload, &plen, why)) ==
            GV_WIRE_REC_OK) {
         n++;
-        if (__builtin_expect(id >= hot.nhandlers, 0)) {
+        if (__builtin_expect(id >= gv__am_hot.nhandlers, 0)) {
             reject(src, "unknown handler id");
             continue;
         }
@@ -710,7 +712,7 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
 
 static void self_push(gv_am_id_t id, const void *payload, size_t len)
 {
-    cursor_t *c    = &hot.cur[am.rank];
+    cursor_t *c    = &gv__am_hot.cur[am.rank];
     size_t    need = gv_wire_rec_size(len);
 
     if ((size_t)(c->end - c->pos) < need) {
@@ -734,7 +736,7 @@ static unsigned self_drain(void)
     uint8_t         *buf;
     size_t           len, cap;
     uint64_t         before;
-    cursor_t        *sc = &hot.cur[am.rank];
+    cursor_t        *sc = &gv__am_hot.cur[am.rank];
 
     if (sc->pos == am.self_buf)
         return 0;
@@ -969,17 +971,17 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
                        size_t len)
 {
     if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
-                             (id < hot.nhandlers) &&
+                             (id < gv__am_hot.nhandlers) &&
                              (len <= FAST_MAX) &&
                              ((payload != NULL) || (len == 0)),
                          1)) {
-        cursor_t *c   = &hot.cur[dst];
+        cursor_t *c   = &gv__am_hot.cur[dst];
         size_t    rec = gv_wire_pad4(4 + len);
         if ((size_t)(c->end - c->pos) >= rec) {
             rec_put_small(c->pos, id, payload, len);
             c->pos += rec;
-            hot.msgs_sent++;
-            hot.bytes_sent += len;
+            gv__am_hot.msgs_sent++;
+            gv__am_hot.bytes_sent += len;
             return GV_OK;
         }
         /* No batch open to a peer (a request, a reply): open one. */
@@ -1004,7 +1006,7 @@ gv_status_t gv__am_send_u64_slow(int dst, gv_am_id_t id, uint64_t value)
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len)
 {
-    cursor_t  *c = &hot.cur[dst];
+    cursor_t  *c = &gv__am_hot.cur[dst];
     out_msg_t *m = batch_pop();
 
     if (m == NULL)
@@ -1012,8 +1014,8 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
     open_batch(&am.peers[dst], dst, m);
     rec_put_small(c->pos, id, payload, len);
     c->pos += gv_wire_pad4(4 + len);
-    hot.msgs_sent++;
-    hot.bytes_sent += len;
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     return GV_OK;
 }
 
@@ -1029,15 +1031,15 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
         return GV_ERR_INVALID;
     }
     if (((unsigned)dst >= (unsigned)am.size) ||
-        (id >= hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
+        (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
         ((payload == NULL) && (len > 0))) {
         gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
                  "bytes (at most %u)", dst, am.size, id,
-                 hot.nhandlers, len, GV_WIRE_MAX_PAYLOAD);
+                 gv__am_hot.nhandlers, len, GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
-    hot.msgs_sent++;
-    hot.bytes_sent += len;
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     if (dst == am.rank) {
         self_push(id, payload, len);
         return GV_OK;
@@ -1047,7 +1049,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (am.aggregate && (rec <= am.batch_max_rec)) {
         /* Waiting for credit runs handlers (and other workers) that may
          * send to dst as well and open a batch: look again after it. */
-        cursor_t *c = &hot.cur[dst];
+        cursor_t *c = &gv__am_hot.cur[dst];
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
@@ -1108,13 +1110,13 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
     /* What would be batched, or copied by the transport anyway, goes the
      * usual way; so does everything to self. */
     if (((unsigned)dst >= (unsigned)am.size) || (dst == am.rank) ||
-        (id >= hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
+        (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
         (payload == NULL) ||
         (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
         (sizeof(gv_wire_hdr_t) + len <= am.max_inline))
         return send_slow(dst, id, payload, len);
-    hot.msgs_sent++;
-    hot.bytes_sent += len;
+    gv__am_hot.msgs_sent++;
+    gv__am_hot.bytes_sent += len;
     send_alone(dst, id, payload, len, 1);
     return GV_OK;
 }
@@ -1174,7 +1176,7 @@ unsigned gv__am_progress(void)
     /* Every poll of every wait comes here: nothing to do is the common
      * case, and it should cost a few loads, not the prologue of the
      * work. */
-    if ((hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
+    if ((gv__am_hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
         (am.nopen == 0))
         return 0;
     return am_progress_work();
@@ -1282,7 +1284,7 @@ void gv_barrier(void)
         /* Handle our own messages before counting them. */
         while (self_drain() > 0)
             ;
-        allreduce2(hot.msgs_sent, am.handled_count, cur);
+        allreduce2(gv__am_hot.msgs_sent, am.handled_count, cur);
         if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
             break;
         prev[0] = cur[0];
@@ -1298,14 +1300,14 @@ gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p)
         gv_error("handler and id pointer must not be NULL");
         return GV_ERR_INVALID;
     }
-    if (hot.nhandlers >= GV_AM_MAX_HANDLERS) {
+    if (gv__am_hot.nhandlers >= GV_AM_MAX_HANDLERS) {
         gv_error("all %d handler ids are taken",
                  GV_AM_MAX_HANDLERS);
         return GV_ERR_NO_RESOURCE;
     }
-    am.handlers[hot.nhandlers].fn  = fn;
-    am.handlers[hot.nhandlers].arg = arg;
-    *id_p = (gv_am_id_t)hot.nhandlers++;
+    am.handlers[gv__am_hot.nhandlers].fn  = fn;
+    am.handlers[gv__am_hot.nhandlers].arg = arg;
+    *id_p = (gv_am_id_t)gv__am_hot.nhandlers++;
     return GV_OK;
 }
 
@@ -1349,8 +1351,8 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
     am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
     am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
-    hot.cur   = gv_calloc((size_t)am.size, sizeof(cursor_t));
-    hot.size  = (unsigned)am.size;
+    gv__am_hot.cur   = gv_calloc((size_t)am.size, sizeof(cursor_t));
+    gv__am_hot.size  = (unsigned)am.size;
     return GV_OK;
 }
 
@@ -1390,13 +1392,13 @@ void gv__am_fini(void)
     gv_free(am.backlog);
     gv_free(am.openlist);
     gv_free(am.self_buf);
-    gv_free(hot.cur);
+    gv_free(gv__am_hot.cur);
     am.peers        = NULL;
     am.self_buf     = NULL;
     am.tl           = NULL;
     am.size         = 0;
-    hot.cur  = NULL;
-    hot.size = 0;
+    gv__am_hot.cur  = NULL;
+    gv__am_hot.size = 0;
 }
 
 size_t gv__am_memory_bound(void)
@@ -1407,8 +1409,8 @@ size_t gv__am_memory_bound(void)
 void gv_am_stats(gv_am_stats_t *stats_p)
 {
     *stats_p            = am.stats;
-    stats_p->msgs_sent  = hot.msgs_sent;
-    stats_p->bytes_sent = hot.bytes_sent;
+    stats_p->msgs_sent  = gv__am_hot.msgs_sent;
+    stats_p->bytes_sent = gv__am_hot.bytes_sent;
 }
 
 void gv__am_stats_print(void)
