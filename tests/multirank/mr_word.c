@@ -71,6 +71,11 @@ int main(int argc, char **argv)
     next_seq = calloc((size_t)P, sizeof(*next_seq));
     MR_OK(gv_am_register(on_msg, NULL, &id));
     gv_barrier();
+    /* The inline path reads the library's state, or it never runs. */
+    MR_CHECK(gv__am_hot.size == (unsigned)P &&
+                 gv__am_hot.nhandlers > id,
+             "the inline send path sees %u ranks and %u handlers",
+             gv__am_hot.size, gv__am_hot.nhandlers);
     gv_am_stats(&s0);
 
     for (k = 0; k < n; k++) {
