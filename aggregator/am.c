@@ -1334,6 +1334,10 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {
         gv_error("transport %s takes messages of at most %zu bytes; the AM "
                  "layer needs 256", tl->ops->name, am.max_msg);
+        /* gv_init closes the transport: sends stay errors, not reads of
+         * cursors that were never allocated. */
+        am.tl   = NULL;
+        am.size = 0;
         return GV_ERR_UNSUPPORTED;
     }
     /* A batch must fit one transport message. */

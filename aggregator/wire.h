@@ -100,8 +100,9 @@ static inline int gv_wire_rec_next(gv_wire_cursor_t *c, uint16_t *id_p,
     size_t   avail = (size_t)(c->end - c->p), hl = 4, len, total;
     uint16_t id, l16;
 
-    /* The common record first, with two tests: a short header, and the
-     * padded record inside the batch (which bounds its payload too). */
+    /* The common record first: a whole header in the batch, then two
+     * tests, a short header and the padded record inside the batch (which
+     * bounds its payload too). */
     if (__builtin_expect(avail >= 4, 1)) {
         memcpy(&id, c->p, 2);
         memcpy(&l16, c->p + 2, 2);

@@ -11,11 +11,12 @@
 #                     [--only "shm ucx/sm ..."] [--reps N]
 #   --quick   2 ranks only, shorter runs, one HPCC run: under 2 minutes
 #   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine):
-#             under 10 minutes on 2 cores
+#             with 3 runs a cell, about 3 minutes per rank count on 2
+#             cores (measured for 2 ranks; 4 and 8 are not timed)
 #   --plot-only  redraw the PNGs and the table from an existing fig6.csv
 #   --only    measure only these configurations (labels as in the table)
 #   --reps N  run each GUPS configuration N times (default 3) and report
-#             the median run: one run of the faster modes lasts well under
+#             the median run (for an even N the slower of the middle two): one run of the faster modes lasts well under
 #             a second, where one descheduling of a rank on a shared
 #             machine can halve it
 # Every run is under `timeout`; a run that fails or times out is recorded
@@ -23,7 +24,8 @@
 #
 # CSV columns: panel,config,ranks,series,x,y,errors,seconds,note
 #   panel=gups: series agg|am|native|hpcc, x = updates made, y = million
-#               updates per second, errors = wrong table words
+#               updates per second, seconds: of the median run; errors =
+#               wrong table words summed over all N runs
 #   panel=bw:   series put|am|agg8, x = message bytes, y = MB/s (agg8 is the
 #               payload bandwidth of a stream of 8-byte aggregated active
 #               messages, drawn as a level line)
@@ -62,9 +64,13 @@ while [ $# -gt 0 ]; do
 done
 
 case "$REPS" in
-''|*[!0-9]*|0) echo "fig6.sh: --reps takes a positive whole number, not" \
-                    "'$REPS'" >&2; exit 2 ;;
+''|*[!0-9]*) REPS=bad ;;
+*) REPS=$((10#$REPS)) ;;
 esac
+if [ "$REPS" = bad ] || [ "$REPS" -lt 1 ]; then
+    echo "fig6.sh: --reps takes a whole number of runs, 1 or more" >&2
+    exit 2
+fi
 
 if [ "$QUICK" = 1 ]; then
     [ "$RANKS" = "2 4 8" ] && RANKS="2"
@@ -134,13 +140,15 @@ for n in $RANKS; do
                 runs="$runs$mups $line"$'\n'
             done
             if [ -z "$fail" ]; then
-                all=$(printf '%s' "$runs" | awk '{print $1}' | sort -g | tr '\n' ' ')
-                line=$(printf '%s' "$runs" | sort -g |
+                all=$(printf '%s' "$runs" | awk '{print $1}' | LC_ALL=C sort -g | tr '\n' ' ')
+                line=$(printf '%s' "$runs" | LC_ALL=C sort -g |
                        awk -v m=$(((REPS + 1) / 2)) 'NR == m { $1 = ""; sub(/^ /, ""); print }')
                 upd=$(echo "$line" | sed 's/.* updates=\([0-9]*\).*/\1/')
                 mups=$(echo "$line" | sed 's/.* mups=\([0-9.]*\).*/\1/')
                 secs=$(echo "$line" | sed 's/.* seconds=\([0-9.]*\).*/\1/')
-                echo "gups,${LABELS[$i]},$n,$mode,$upd,$mups,$errs,$secs,ok median of $REPS: ${all% }" >> "$CSV"
+                note=ok
+                [ "$REPS" = 1 ] || note="ok median of $REPS: ${all% }"
+                echo "gups,${LABELS[$i]},$n,$mode,$upd,$mups,$errs,$secs,$note" >> "$CSV"
                 [ "$REPS" = 1 ] || line="$line (median of $REPS: ${all% })"
             else
                 echo "gups,${LABELS[$i]},$n,$mode,,,,,$fail" >> "$CSV"

@@ -5,8 +5,6 @@
 
 #include <grapevine/core.h>
 
-#include <string.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -53,7 +51,11 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
                        size_t len);
 
 /* Internal: what gv_am_send_u64()'s inline fast path reads. Not part of
- * the API; its layout may change in any release. */
+ * the API. Its layout is compiled into every program that calls the inline
+ * path (and, linked against libgrapevine.so, its size into a copy
+ * relocation), so changing it means a new version node in
+ * core/libgrapevine.map: old programs then refuse to load instead of
+ * misreading it. */
 typedef struct {
     uint8_t *pos, *end;  /* where the next record to a rank goes, its end */
 } gv__am_cursor_t;
@@ -88,8 +90,8 @@ static inline gv_status_t gv_am_send_u64(int dst, gv_am_id_t id,
         if (__builtin_expect((size_t)(c->end - p) >= 12, 1)) {
             const uint16_t h[2] = {id, 8};
 
-            memcpy(p, h, 4);
-            memcpy(p + 4, &value, 8);
+            __builtin_memcpy(p, h, 4);
+            __builtin_memcpy(p + 4, &value, 8);
             c->pos = p + 12;
             gv__am_hot.msgs_sent++;
             gv__am_hot.bytes_sent += 8;

@@ -6,6 +6,7 @@
 #include <grapevine.h>
 
 #include <stdio.h>
+#include <string.h>
 
 #define N 100000
 

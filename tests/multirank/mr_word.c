@@ -1,7 +1,7 @@
 /* gv_am_send_u64(): one-word messages from every rank to every rank (self
  * included), interleaved on the same handler with gv_am_send() of 8, 20
- * and 3000 bytes, so that the inline path, its fallback and the batches
- * the other sizes close all meet in one stream. Receivers check each
+ * and 3000 bytes, so that the inline path and its fallback meet in one
+ * stream (with GV_AGG_BYTES=256 the 3000-byte ones also close batches). Receivers check each
  * word, each length and the per-pair order; then the counters, the
  * errors, and a send after gv_finalize() (an error, not a crash).
  * Run: gvrun -n 4 mr_word [-n per-destination]
@@ -10,7 +10,8 @@
 
 #define BIG 3000
 
-static gv_am_id_t id;
+static gv_am_id_t id, probe_id;
+static uint64_t   probes;
 static uint64_t  *next_seq; /* per source */
 static uint64_t   got;
 
@@ -51,9 +52,18 @@ static void on_msg(int src, const void *payload, size_t len, void *arg)
     got++;
 }
 
+static void on_probe(int src, const void *payload, size_t len, void *arg)
+{
+    (void)src;
+    (void)payload;
+    (void)arg;
+    MR_CHECK(len == 0 || len == 8, "probe message of %zu bytes", len);
+    probes++;
+}
+
 int main(int argc, char **argv)
 {
-    uint64_t      n = 50000, k, sent = 0;
+    uint64_t      n = 50000, k, sent = 0, bytes = 0;
     uint8_t       buf[BIG];
     gv_am_stats_t s0, s1;
     int           c, P, me, d, i;
@@ -70,6 +80,7 @@ int main(int argc, char **argv)
     me       = gv_rank();
     next_seq = calloc((size_t)P, sizeof(*next_seq));
     MR_OK(gv_am_register(on_msg, NULL, &id));
+    MR_OK(gv_am_register(on_probe, NULL, &probe_id));
     gv_barrier();
     /* The inline path reads the library's state, or it never runs. */
     MR_CHECK(gv__am_hot.size == (unsigned)P &&
@@ -93,6 +104,7 @@ int main(int argc, char **argv)
                 MR_OK(gv_am_send(d, id, buf, len));
             }
             sent++;
+            bytes += len;
         }
         if ((k & 255) == 0)
             gv_progress();
@@ -108,6 +120,36 @@ int main(int argc, char **argv)
              "the test sent %llu",
              (unsigned long long)(s1.msgs_sent - s0.msgs_sent),
              (unsigned long long)sent);
+    MR_CHECK(s1.bytes_sent - s0.bytes_sent == bytes, "stats count %llu "
+             "bytes sent, the test sent %llu",
+             (unsigned long long)(s1.bytes_sent - s0.bytes_sent),
+             (unsigned long long)bytes);
+
+    /* With a batch open to a rank, the word goes into it right behind
+     * the last record: the cursor the inline path reads moves by one
+     * 12-byte record. Without aggregation there is no cursor. */
+    {
+        const char *agg = getenv("GV_AGGREGATE");
+        uint8_t    *before;
+
+        d = (me + 1) % P;
+        MR_OK(gv_am_send(d, probe_id, buf, 0));
+        before = gv__am_hot.cur[d].pos;
+        if ((agg == NULL) || (strcmp(agg, "0") != 0)) {
+            MR_CHECK(before != NULL, "no batch open to rank %d after a "
+                     "send", d);
+            MR_OK(gv_am_send_u64(d, probe_id, 0));
+            MR_CHECK(gv__am_hot.cur[d].pos == before + 12, "the word "
+                     "moved the cursor by %td bytes, not 12",
+                     gv__am_hot.cur[d].pos - before);
+        } else {
+            MR_CHECK(before == NULL, "a batch open with GV_AGGREGATE=0");
+            MR_OK(gv_am_send_u64(d, probe_id, 0));
+        }
+        gv_barrier();
+        MR_CHECK(probes == 2, "%llu of 2 probe messages arrived",
+                 (unsigned long long)probes);
+    }
 
     /* Bad arguments are errors, as for gv_am_send(). */
     MR_CHECK(gv_am_send_u64(P, id, 1) == GV_ERR_INVALID,
