@@ -172,18 +172,16 @@ readme-table: tools
 	  /^<!-- end gvinfo -m/ {skip=0} !skip' README.md > $(BUILD)/README.new && mv $(BUILD)/README.new README.md
 
 # The README's "first program": install, build it with pkg-config, run it.
+INST_PC := PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config
 install-check: lib tools
 	@rm -rf $(BUILD)/inst
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/inst >/dev/null
-	@PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig $(CC) examples/hello.c \
-	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
+	@$(CC) examples/hello.c $$($(INST_PC) --cflags --libs grapevine) \
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
-	@PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig $(CC) $(WARN) \
-	  tests/install/inline_so.c \
-	  $$(PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config --cflags --libs grapevine) \
-	  -o $(BUILD)/inst/inline_so
+	@$(CC) $(WARN) tests/install/inline_so.c \
+	  $$($(INST_PC) --cflags --libs grapevine) -o $(BUILD)/inst/inline_so
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)

@@ -281,7 +281,8 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                                               : ((ran >> shift) % P));
         status = gv_am_send_u64(dst, id, ran);
         if (status != GV_OK)
-            gv_abort(1, "gups: gv_am_send_u64 failed: %s", gv_status_str(status));
+            gv_abort(1, "gups: gv_am_send_u64 failed: %s",
+                     gv_status_str(status));
         /* Handle what others sent us, so that they are not held up. */
         if (--poll == 0) {
             gv_progress();

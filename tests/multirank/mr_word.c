@@ -1,9 +1,10 @@
 /* gv_am_send_u64(): one-word messages from every rank to every rank (self
  * included), interleaved on the same handler with gv_am_send() of 8, 20
  * and 3000 bytes, so that the inline path and its fallback meet in one
- * stream (with GV_AGG_BYTES=256 the 3000-byte ones also close batches). Receivers check each
- * word, each length and the per-pair order; then the counters, the
- * errors, and a send after gv_finalize() (an error, not a crash).
+ * stream (with GV_AGG_BYTES=256 the 3000-byte ones also close batches).
+ * Receivers check each word, each length and the per-pair order; then
+ * the counters (bytes too), the inline path's cursor, the errors, and a
+ * send after gv_finalize() (an error, not a crash).
  * Run: gvrun -n 4 mr_word [-n per-destination]
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
