@@ -57,6 +57,10 @@ enum {
 #define RTS_MAGIC     0x67764d52u            /* "RMvg" */
 #define PAYLOAD_ALIGN 64                     /* payloads land aligned */
 #define MPI_MAX_MSG   ((4u << 20) + 4096u)   /* like tcp: 4 MiB + headers */
+/* Open MPI's ob1 PML sends up to btl_tcp_eager_limit (64 KiB, counting its
+ * 16-byte match header) in one go and anything larger with a rendezvous
+ * round trip, so aggregation batches stay just under it. */
+#define MPI_ONESHOT   (65536u - 64u)
 #define STAGE_CHUNK   4096                   /* uint64_t per arena chunk */
 #define STAGE_MAX     64                     /* chunks before a flush_all */
 #define REJECT_LOG    10                     /* bad frames logged, then counted */
@@ -1209,10 +1213,11 @@ static gv_status_t mpi_init(gv_tl_t *tl)
             goto err_ring;
     }
 
-    tl->priv            = m;
-    tl->attr.caps       = GV_TL_CAP_AM;
-    tl->attr.max_msg    = MPI_MAX_MSG;
-    tl->attr.max_inline = m->eager;
+    tl->priv             = m;
+    tl->attr.caps        = GV_TL_CAP_AM;
+    tl->attr.max_msg     = MPI_MAX_MSG;
+    tl->attr.max_inline  = m->eager;
+    tl->attr.max_oneshot = MPI_ONESHOT;
     if (tl->params.heap_size > 0) {
         status = win_open(m, tl);
         if (status != GV_OK)
