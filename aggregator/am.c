@@ -1348,9 +1348,11 @@ gv_status_t gv__am_start(gv_tl_t *tl)
                 am.max_msg - sizeof(gv_wire_hdr_t));
         am.agg_bytes = am.max_msg - sizeof(gv_wire_hdr_t);
     }
-    /* A batch over the limit of the library under the transport costs a
-     * rendezvous round trip per batch: over Open MPI's tcp BTL 77 -> 91 M
-     * GUPS updates/s (perf/RESULTS.md). An explicit GV_AGG_BYTES stands. */
+    /* A batch over the eager limit of the library under the transport
+     * costs a rendezvous or segmentation per batch: GUPS over Open MPI's
+     * tcp BTL 82 -> 94 M updates/s with batches under it, over ofi's
+     * tcp;ofi_rxm 58 -> 71 (perf/RESULTS.md). An explicit GV_AGG_BYTES
+     * stands. */
     if (!gv__env.AGG_BYTES_set && tl->attr.max_oneshot &&
         am.agg_bytes + sizeof(gv_wire_hdr_t) > tl->attr.max_oneshot &&
         tl->attr.max_oneshot >= 4096 + sizeof(gv_wire_hdr_t))

@@ -130,10 +130,11 @@ typedef struct gv_tl_attr {
                                   them), so callers need not copy first;
                                   0 (the default) promises nothing */
     size_t   max_oneshot;      /* largest hdr_len + len the library under
-                                  the transport sends without a rendezvous
-                                  round trip of its own (MPI's eager
-                                  limit); the AM layer keeps batches of the
-                                  default size within it. 0: no such limit */
+                                  the transport sends eagerly, without a
+                                  rendezvous or segmentation of its own
+                                  (Open MPI's or rxm's eager limit); the AM
+                                  layer keeps batches of the default size
+                                  within it. 0: no such limit */
     void    *heap_base;        /* own heap, heap_size bytes, or NULL */
     char     detail[256];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
 } gv_tl_attr_t;
