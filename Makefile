@@ -70,7 +70,13 @@ endif
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(ASM_SRCS:%.S=$(BUILD)/obj/%.o)
 LIB_A    := $(BUILD)/lib/libgrapevine.a
+# The shared library is libgrapevine.so.X.Y.Z with the SONAME
+# libgrapevine.so.X.Y: before 1.0 a minor release may change the ABI
+# (gv__am_hot's layout is compiled into programs; core/libgrapevine.map).
+GV_VER   := $(shell cat VERSION)
+SONAME   := libgrapevine.so.$(basename $(GV_VER))
 LIB_SO   := $(BUILD)/lib/libgrapevine.so
+LIB_SOV  := $(BUILD)/lib/libgrapevine.so.$(GV_VER)
 BINS     := $(TOOLS:%=$(BUILD)/bin/%)
 PERF_SRCS := $(wildcard perf/*.c)
 PERFS    := $(PERF_SRCS:perf/%.c=$(BUILD)/perf/%)
@@ -113,10 +119,13 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(QUIET_AR)$(AR) rcs $@ $^
-$(LIB_SO): $(LIB_OBJS) core/libgrapevine.map
+$(LIB_SOV): $(LIB_OBJS) core/libgrapevine.map
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=core/libgrapevine.map \
-		-o $@ $(LIB_OBJS) $(LDLIBS)
+		-Wl,-soname,$(SONAME) -o $@ $(LIB_OBJS) $(LDLIBS)
+$(LIB_SO): $(LIB_SOV)
+	@ln -sf $(notdir $(LIB_SOV)) $(@D)/$(SONAME)
+	@ln -sf $(SONAME) $@
 
 # Programs link the static library so that they run from the build tree.
 $(BUILD)/bin/%: core/tools/%.c $(LIB_A)
@@ -183,6 +192,9 @@ install-check: lib tools
 	@$(CC) $(WARN) tests/install/inline_so.c \
 	  $$($(INST_PC) --cflags --libs grapevine) -o $(BUILD)/inst/inline_so
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
+	@readelf -d $(BUILD)/inst/inline_so | grep -q 'NEEDED.*\[$(SONAME)\]' || \
+	  { echo "install-check: inline_so does not need $(SONAME)"; exit 1; }
+	@echo "== install-check: programs need $(SONAME), the installed library's SONAME"
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
@@ -216,7 +228,9 @@ install: lib tools
 	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/grapevine/*.h $(DESTDIR)$(PREFIX)/include/grapevine/
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SOV) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(LIB_SOV)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine.so
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
 	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc

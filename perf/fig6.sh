@@ -16,8 +16,9 @@
 #   --plot-only  redraw the PNGs and the table from an existing fig6.csv
 #   --only    measure only these configurations (labels as in the table)
 #   --reps N  run each GUPS configuration N times (default 3) and report
-#             the median run (for an even N the slower of the middle two): one run of the faster modes lasts well under
-#             a second, where one descheduling of a rank on a shared
+#             the median run (for an even N the slower of the middle
+#             two): one run of the faster modes lasts well under a
+#             second, where one descheduling of a rank on a shared
 #             machine can halve it
 # Every run is under `timeout`; a run that fails or times out is recorded
 # in the CSV with its status (and its log kept in OUT/logs), not dropped.
