@@ -5,7 +5,9 @@
 #   ucx (sm, tcp)  vs ucx_perftest with the same UCX_TLS
 #   ofi (shm, tcp;ofi_rxm) vs fi_pingpong with the same provider
 #   mpi (vader, tcp) vs perf/mpi_pingpong with the same Open MPI settings
-# Usage: perf/compare.sh [BUILD_DIR] [--reps N] [--rounds R]
+# Usage: perf/compare.sh [BUILD_DIR] [--reps N] [--rounds R] [--only LABELS]
+# --only "ucx/sm mpi/vader" measures only those rows (labels: tcp shm
+# ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp, as in perf/fig6.sh).
 # (prints a Markdown table). Each cell is the median of R rounds (3) in
 # which Grapevine and the peer tool run alternately, so that a burst of
 # load on a shared machine hits both sides alike.
@@ -22,10 +24,20 @@ while [ $# -gt 0 ]; do
     case $1 in
     --reps) REPS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
-    *) echo "compare.sh: unknown option $1 (accepted: --reps N, --rounds R)" >&2
+    --only) ONLY=$2; shift 2 ;;
+    *) echo "compare.sh: unknown option $1 (accepted: --reps N, --rounds R, --only LABELS)" >&2
        exit 2 ;;
     esac
 done
+LABELS="tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp"
+for l in ${ONLY:-}; do
+    case " $LABELS " in
+    *" $l "*) ;;
+    *) echo "compare.sh: --only: unknown label '$l' (accepted: $LABELS)" >&2
+       exit 2 ;;
+    esac
+done
+want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export GV_WARN_UNUSED_ENV=0
 PORT=$((20000 + RANDOM % 20000))
@@ -88,9 +100,11 @@ row() { # label gv_lat peer_lat gv_bw peer_bw peer_name
 
 echo "| transport | gv lat8 us | peer lat8 us | lat ratio | gv bw1m MB/s | peer bw1m MB/s | bw ratio | peer tool |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-for cfg in "tcp||tcp,self" "shm||sm,self" "ucx|UCX_TLS=sm,self|sm,self" \
-           "ucx|UCX_TLS=tcp,self|tcp,self"; do
-    IFS='|' read -r tl env utls <<<"$cfg"
+for cfg in "tcp||tcp,self|tcp" "shm||sm,self|shm" \
+           "ucx|UCX_TLS=sm,self|sm,self|ucx/sm" \
+           "ucx|UCX_TLS=tcp,self|tcp,self|ucx/tcp"; do
+    IFS='|' read -r tl env utls label <<<"$cfg"
+    want "$label" || continue
     built "$tl" || { echo "| $tl $env | not built | | | | | | |"; continue; }
     L="env GV_TRANSPORT=$tl $env timeout 120 $B/bin/gvrun -n 2"
     GL=() GB=() PL=() PB=()
@@ -106,6 +120,7 @@ for cfg in "tcp||tcp,self" "shm||sm,self" "ucx|UCX_TLS=sm,self|sm,self" \
         "$(med "${GB[@]}")" "$(med "${PB[@]}")" "ucx_perftest UCX_TLS=$utls"
 done
 for prov in "shm" "tcp;ofi_rxm"; do
+    want "ofi/${prov%%;*}" || continue
     built ofi || { echo "| ofi | not built | | | | | | |"; break; }
     L="env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2"
     GL=() GB=() PL=() PB=()
@@ -123,6 +138,7 @@ for prov in "shm" "tcp;ofi_rxm"; do
         "fi_pingpong -p '$prov' (ping-pong bw)"
 done
 for btl in "self,vader" "self,tcp"; do
+    want "mpi/${btl#self,}" || continue
     [ -x "$B/perf/mpi_pingpong" ] && have mpirun || break
     L="timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV"
     GL=() GB=() PL=() PB=()
