@@ -175,6 +175,8 @@ readme-check: tools
 	  { echo "README.md's GV_* table differs from gvinfo -m: run make readme-table"; \
 	    $(BUILD)/bin/gvinfo -m | diff -u <($(README_TABLE)) -; exit 1; }
 	@echo "== readme-check: the GV_* table matches gvinfo -m"
+	@grep -q '`$(SONAME)`' README.md || \
+	  { echo "README.md does not name the SONAME $(SONAME) (VERSION changed?)"; exit 1; }
 readme-table: tools
 	@$(BUILD)/bin/gvinfo -m > $(BUILD)/table.md
 	@awk -v t=$(BUILD)/table.md '/^<!-- gvinfo -m/ {print; while ((getline l < t) > 0) print l; skip=1; next} \

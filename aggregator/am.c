@@ -1354,9 +1354,18 @@ gv_status_t gv__am_start(gv_tl_t *tl)
      * tcp;ofi_rxm 58 -> 71 (perf/RESULTS.md). An explicit GV_AGG_BYTES
      * stands. */
     if (!gv__env.AGG_BYTES_set && tl->attr.max_oneshot &&
-        am.agg_bytes + sizeof(gv_wire_hdr_t) > tl->attr.max_oneshot &&
-        tl->attr.max_oneshot >= 4096 + sizeof(gv_wire_hdr_t))
-        am.agg_bytes = tl->attr.max_oneshot - sizeof(gv_wire_hdr_t);
+        (am.agg_bytes + sizeof(gv_wire_hdr_t) > tl->attr.max_oneshot)) {
+        if (tl->attr.max_oneshot >= 4096 + sizeof(gv_wire_hdr_t)) {
+            am.agg_bytes = tl->attr.max_oneshot - sizeof(gv_wire_hdr_t);
+            gv_info("aggregation batches of %zu bytes, so that each goes "
+                    "eagerly through the library under transport %s",
+                    am.agg_bytes, tl->ops->name);
+        } else {
+            gv_info("transport %s's library sends only %zu bytes eagerly; "
+                    "batches stay at %zu bytes all the same", tl->ops->name,
+                    tl->attr.max_oneshot, am.agg_bytes);
+        }
+    }
     am.batch_max_rec = am.agg_bytes / 4;
     am.open_small    = am.aggregate &&
                     (gv_wire_rec_size(FAST_MAX) <= am.batch_max_rec);

@@ -57,9 +57,10 @@ enum {
 #define RTS_MAGIC     0x67764d52u            /* "RMvg" */
 #define PAYLOAD_ALIGN 64                     /* payloads land aligned */
 #define MPI_MAX_MSG   ((4u << 20) + 4096u)   /* like tcp: 4 MiB + headers */
-/* Open MPI's ob1 PML sends up to btl_tcp_eager_limit (64 KiB, counting its
- * 16-byte match header) in one go and anything larger with a rendezvous
- * round trip, so aggregation batches stay just under it. */
+/* Open MPI's ob1 PML sends up to btl_tcp_eager_limit (64 KiB) less the
+ * size of its largest header (56 bytes), i.e. 65480 bytes of data, in one
+ * go and anything larger with a rendezvous round trip (measured: 65481
+ * bytes take the rendezvous); aggregation batches stay just under it. */
 #define MPI_ONESHOT   (65536u - 64u)
 #define STAGE_CHUNK   4096                   /* uint64_t per arena chunk */
 #define STAGE_MAX     64                     /* chunks before a flush_all */

@@ -134,7 +134,8 @@ typedef struct gv_tl_attr {
                                   rendezvous or segmentation of its own
                                   (Open MPI's or rxm's eager limit); the AM
                                   layer keeps batches of the default size
-                                  within it. 0: no such limit */
+                                  within it if it is at least 4 KiB + 8.
+                                  0: no such limit */
     void    *heap_base;        /* own heap, heap_size bytes, or NULL */
     char     detail[256];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
 } gv_tl_attr_t;
