@@ -6,7 +6,9 @@
  * Provider choice. GV_OFI_PROVIDER names a provider (hints' prov_name);
  * when it is empty libfabric applies its own FI_PROVIDER filter and we take
  * the first provider that opens. Every rank must end up on the same
- * provider, so the choice is part of the address exchange and checked.
+ * provider, so the choice is part of the address exchange and checked;
+ * the frame sizes every rank takes travel with it, and the job keeps to
+ * the smallest (agree_frames).
  * fi_getinfo is asked, best first, for FI_MSG|FI_RMA|FI_ATOMIC, then
  * FI_MSG|FI_RMA, then FI_MSG, each first with FI_TAGGED (large frames,
  * below) and FI_MULTI_RECV; what we got is in attr.detail, and each
@@ -168,6 +170,8 @@ _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
 #define OFI_USE_TAGGED  1                  /* 0: no large-frame path (tests) */
 #endif
 #define OFI_ADDR_MAX    128                /* endpoint name we can exchange */
+#define OFI_OPEN_TRIES  5                  /* opens of one fi_info, if busy */
+#define OFI_FRAME_MIN   (8u << 10)         /* frames any rank must take */
 #define OFI_CQ_BATCH    32
 #define OFI_GRANT       0x80               /* byte 15 of a grant frame */
 #define OFI_CREDITS_MAX 1024               /* frames in flight per peer */
@@ -279,6 +283,9 @@ typedef struct {
     uint32_t addrlen;
     uint64_t heap_base;
     uint64_t heap_key;
+    uint32_t small_max;   /* the largest untagged frame it takes */
+    uint32_t max_frame;   /* the largest frame, tagged or not */
+    uint32_t tagged;      /* it posts buffers for tagged large frames */
     uint8_t  addr[OFI_ADDR_MAX];
 } ofi_card_t;
 
@@ -317,6 +324,7 @@ typedef struct {
     int                multi;       /* FI_MULTI_RECV, else a ring */
     size_t             nrbuf, rbuf_size, max_frame;
     size_t             small_max;   /* larger frames go tagged */
+    int                tagged;      /* every rank takes tagged frames */
     size_t             nlbuf, lbuf_size; /* tagged receive buffers */
     size_t             nrbuf_unposted; /* reposts that met EAGAIN */
     unsigned           large_out;   /* large frames not yet complete */
@@ -682,10 +690,10 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
     ofi_peer_t    *p;
     int32_t        d;
 
-    if (len < OFI_WIRE_HDR) {
+    if ((len < OFI_WIRE_HDR) || (len > o->max_frame)) {
         o->n_bad++;
-        gv_warn("ofi: dropped a %zu-byte frame (shorter than the header)",
-                len);
+        gv_warn("ofi: dropped a %zu-byte frame (frames are %d to %zu bytes "
+                "long)", len, OFI_WIRE_HDR, o->max_frame);
         return;
     }
     memcpy(&src, frame, 4);
@@ -1073,7 +1081,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     /* A large frame has its buffer to itself: no pad after it, but zeros
      * before the upper header, so that the payload lands on a cache line
      * (the provider's copy into an unaligned destination is slower). */
-    large = padded > o->small_max;
+    large = o->tagged && (padded > o->small_max);
     if (large) {
         lead   = (OFI_RX_ALIGN - OFI_WIRE_HDR - hdr_len) & ~(size_t)7;
         total += lead;
@@ -1575,7 +1583,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
 
         if (!OFI_USE_MULTI_RECV && (ofi_ladder[step].caps & FI_MULTI_RECV))
             continue;
-        if (!OFI_USE_TAGGED && tagged)
+        if ((!OFI_USE_TAGGED || !gv__env.OFI_TAGGED) && tagged)
             continue;
         hints = fi_allocinfo();
         if (hints == NULL)
@@ -1601,11 +1609,28 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
             continue;
         }
         for (fi = list; fi != NULL; fi = fi->next) {
+            int again;
             /* shm only reaches ranks on this node. */
             if ((tl->boot->nnodes > 1) &&
                 (strcmp(fi->fabric_attr->prov_name, "shm") == 0))
                 continue;
-            ret = open_info(o, tl, fi);
+            /* A busy provider gets a few more tries before the next rung:
+             * shm 1.17 fails an open now and then with EBUSY under load,
+             * and a rank that settles for less than its peers costs the
+             * whole job its large-frame path (agree_frames). */
+            for (again = 1;; again++) {
+                ret = open_info(o, tl, fi);
+                if (((ret != -FI_EBUSY) && (ret != -FI_EAGAIN)) ||
+                    (again == OFI_OPEN_TRIES))
+                    break;
+                gv_debug("ofi: provider %s (%s) is busy (%s); trying again",
+                         fi->fabric_attr->prov_name, fi->domain_attr->name,
+                         fi_strerror(-ret));
+                o->info = fi;
+                ofi_teardown(o);
+                o->info = NULL;
+                usleep(10000u << again);
+            }
             if (ret == 0) {
                 o->info        = fi_dupinfo(fi);
                 o->ladder_what = ofi_ladder[step].what;
@@ -1688,6 +1713,52 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
     return GV_OK;
 }
 
+/* Frame sizes every rank can take. Ranks on one provider usually open
+ * the same way, but not always: libfabric 1.17's shm now and then fails
+ * one rank's first open with EBUSY (seen under load), and that rank
+ * settles for the next rung, without FI_TAGGED. A sender that
+ * sent it tagged frames would leave them unmatched for ever, and one
+ * that lacks the tagged path would put frames of up to 1 MiB into
+ * buffers meant for 128 KiB at most (seen: libfabric's shm copying past
+ * the end of our multi-receive buffer, spinning there). So frames go
+ * tagged only when every rank posts tagged buffers, and no frame is
+ * larger than the smallest limit any rank published. */
+static gv_status_t agree_frames(ofi_t *o, gv_tl_t *tl,
+                                const ofi_card_t *cards)
+{
+    size_t small_max = o->small_max, max_frame = o->max_frame;
+    int    i, untagged = -1;
+
+    for (i = 0; i < tl->size; i++) {
+        if ((cards[i].small_max < OFI_FRAME_MIN) ||
+            (cards[i].max_frame < cards[i].small_max)) {
+            ofi_why("ofi: rank %d takes frames of %u bytes, tagged ones of "
+                    "%u (at least %u, and tagged ones no smaller)", i,
+                    cards[i].small_max, cards[i].max_frame,
+                    (unsigned)OFI_FRAME_MIN);
+            return GV_ERR_UNSUPPORTED;
+        }
+        if (cards[i].small_max < small_max)
+            small_max = cards[i].small_max;
+        if (cards[i].max_frame < max_frame)
+            max_frame = cards[i].max_frame;
+        if (!cards[i].tagged && (untagged < 0))
+            untagged = i;
+    }
+    o->tagged = (untagged < 0);
+    if (!o->tagged) {
+        max_frame = small_max;
+        if (o->nlbuf > 0)
+            gv_info("ofi: provider %s: rank %d opened without tagged "
+                    "messages, so no rank sends frames tagged in this job "
+                    "(frames up to %zu bytes)", prov_name(o), untagged,
+                    max_frame);
+    }
+    o->small_max = small_max;
+    o->max_frame = max_frame;
+    return GV_OK;
+}
+
 /* Exchange cards, check every rank chose the same provider, fill the AV. */
 static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
 {
@@ -1710,6 +1781,10 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         mine.heap_base = (uint64_t)(uintptr_t)o->heap;
         mine.heap_key  = fi_mr_key(o->heap_mr);
     }
+    mine.small_max = (uint32_t)((o->small_max < o->max_frame) ? o->small_max
+                                                              : o->max_frame);
+    mine.max_frame = (uint32_t)o->max_frame;
+    mine.tagged    = o->nlbuf > 0;
     cards  = gv_calloc((size_t)tl->size, sizeof(*cards));
     status = gv__boot_allgather(tl->boot, &mine, sizeof(mine), cards);
     if (status != GV_OK) {
@@ -1743,7 +1818,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         o->peers[i].rbase = c->heap_base;
         o->peers[i].rkey  = c->heap_key;
     }
-    status = GV_OK;
+    status = agree_frames(o, tl, cards);
 out:
     gv_free(cards);
     return status;
@@ -1885,8 +1960,8 @@ static gv_status_t ofi_init(gv_tl_t *tl)
      * frame's header and lead take OFI_RX_ALIGN bytes at most. */
     max_frame        = o->max_frame & ~(size_t)7;
     tl->attr.caps    = GV_TL_CAP_AM;
-    tl->attr.max_msg = max_frame - ((o->nlbuf > 0) ? OFI_RX_ALIGN
-                                                   : OFI_WIRE_HDR);
+    tl->attr.max_msg = max_frame - (o->tagged ? OFI_RX_ALIGN
+                                              : OFI_WIRE_HDR);
     if (o->has_rma)
         tl->attr.caps |= GV_TL_CAP_RMA;
     if (o->amo_ok[GV_TL_AMO_ADD] && o->amo_ok[GV_TL_AMO_FADD] &&
@@ -1914,12 +1989,13 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                  "provider %s (%s only)", prov_name(o), o->ladder_what);
     gv_debug("ofi: provider %s, domain %s, inject %zu, mr_mode 0x%llx, "
              "wait fd %d, rx comp_order 0x%llx, frames up to %zu %s, "
-             "larger up to %zu tagged", prov_name(o),
+             "larger up to %zu %s", prov_name(o),
              o->info->domain_attr->name, o->inject_size,
              (unsigned long long)mr_mode, o->wait_fd,
              (unsigned long long)o->info->rx_attr->comp_order,
-             (o->nlbuf > 0) ? o->small_max : max_frame,
-             o->multi ? "multi-receive" : "ring", max_frame);
+             o->tagged ? o->small_max : max_frame,
+             o->multi ? "multi-receive" : "ring", o->tagged ? max_frame : 0,
+             o->tagged ? "tagged" : "(no tagged path)");
     return GV_OK;
 
 err:

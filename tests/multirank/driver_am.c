@@ -154,6 +154,51 @@ ParameterizedTest(mr_case_t *c, multirank, run, .timeout = 200)
     free(out);
 }
 
+/* ---- ofi: ranks that opened their provider differently --------------- */
+
+/* One rank without the tagged large-frame path (GV_OFI_TAGGED=0, as when
+ * its first open failed and it settled for the next rung) and the others
+ * with it: frames must go untagged and within every rank's limit, or the
+ * job hangs (tagged frames nobody matches, or 1 MiB frames copied into a
+ * multi-receive buffer that has 128 KiB left). mr_ofi_large checks every
+ * byte; the first rank to start is the one without. */
+static void ofi_one_untagged(const char *prov, int nranks)
+{
+    char  cmd[1024], flag[64], *out = NULL;
+    int   rc;
+
+    if (!GV_HAVE_OFI)
+        cr_skip_test("ofi was not built");
+    snprintf(flag, sizeof(flag), "/tmp/gv-untagged-%d", (int)getpid());
+    rmdir(flag);
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=ofi FI_PROVIDER='%s' GV_LOG=info "
+             "timeout -k 5 90 %s/bin/gvrun -n %d sh -c 'if mkdir %s "
+             "2>/dev/null; then export GV_OFI_TAGGED=0; fi; exec "
+             "%s/tests/multirank/mr_ofi_large'", prov, GV_BUILD_DIR, nranks,
+             flag, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    rmdir(flag);
+    cr_expect_eq(rc, 0, "ofi %s, %d ranks, one without tagged frames: "
+                 "exit %d%s:\n%s", prov, nranks, rc,
+                 (rc == 124) ? " (timed out)" : "", out ? out : "");
+    cr_expect(out && strstr(out, "opened without tagged messages, so no "
+                                 "rank sends frames tagged"),
+              "ofi %s: no rank said it saw a peer without tagged frames:\n%s",
+              prov, out ? out : "");
+    free(out);
+}
+
+Test(ofi, one_rank_untagged_shm, .timeout = 120)
+{
+    ofi_one_untagged("shm", 2);
+}
+
+Test(ofi, one_rank_untagged_of_four_rxm, .timeout = 120)
+{
+    ofi_one_untagged("tcp;ofi_rxm", 4);
+}
+
 /* ---- fault tests ------------------------------------------------------ */
 
 static int shm_objects(char names[][64], int max)
