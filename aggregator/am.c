@@ -53,6 +53,14 @@ typedef struct {
     int        dirty;        /* in the open list ... */
     int        open_slot;    /* ... at this index */
     uint32_t   next_stream;  /* id of our next fragmented message to it */
+    /* The watchdog (gv__am_watch): messages to it the transport holds
+     * (sent in place or from a batch, not complete), whether a send to it
+     * waits for the transport to take it, and when the watchdog first saw
+     * it owed something; any message taken or completed resets that to 0
+     * (a store, no clock read on the send path). */
+    unsigned   held;
+    unsigned   waiting;
+    uint64_t   owed_ns;
     /* fragmented messages from this rank being reassembled: usually none
      * or one, more when several workers send large messages at once */
     struct reasm *reasm;
@@ -250,6 +258,8 @@ static void msg_sent_cb(gv_req_t *req, gv_status_t status)
 {
     out_msg_t *m = req->arg;
 
+    am.peers[m->dst].held--;
+    am.peers[m->dst].owed_ns = 0;
     if ((status != GV_OK) && !gv__ctx.finalizing)
         gv__peer_failed(m->dst, "send failed: %s", gv_status_str(status));
     msg_free(m);
@@ -369,12 +379,15 @@ static inline void shipped(peer_t *p, int dst, out_msg_t *m,
     if (p->head == NULL)
         p->tail = NULL;
     p->queued--;
+    p->owed_ns = 0;
     unaccount(m);
     am.stats.tl_msgs_sent++;
     am.stats.tl_bytes_sent += bytes;
     if (status == GV_OK) {
         msg_free(m);
-    } else if (status != GV_INPROGRESS) {
+    } else if (status == GV_INPROGRESS) {
+        p->held++;
+    } else {
         if (!gv__ctx.finalizing)
             gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
         msg_free(m);
@@ -771,16 +784,27 @@ static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
     gv_waiter_t w;
     gv_status_t status;
 
+    int         waiting = 0;
+
     gv__wait_begin_send(&w);
     for (;;) {
-        if (am.peers[dst].head != NULL)
-            return GV_ERR_NO_RESOURCE;
+        if (am.peers[dst].head != NULL) {
+            status = GV_ERR_NO_RESOURCE;
+            break;
+        }
         status = am.tl->ops->am_send(am.tl, dst, hdr, hdr_len, payload, len,
                                      req);
         if ((status != GV_ERR_NO_RESOURCE) || (am.in_handler > 0))
-            return status;
+            break;
+        if (!waiting) {
+            waiting = 1;
+            am.peers[dst].waiting++;
+        }
         gv__wait_poll(&w);
     }
+    if (waiting)
+        am.peers[dst].waiting--;
+    return status;
 }
 
 /* Account for a message the transport took (or report why it did not). */
@@ -790,6 +814,7 @@ static void sent_inplace(int dst, gv_status_t status, size_t bytes)
         gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
         return;
     }
+    am.peers[dst].owed_ns = 0;
     am.stats.tl_msgs_sent++;
     am.stats.tl_bytes_sent += bytes;
 }
@@ -831,8 +856,12 @@ static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
     status = send_inplace(dst, hdr, hdr_len, payload, len, &r.req);
     if (status == GV_ERR_NO_RESOURCE)
         return 0;
-    if (status == GV_INPROGRESS)
+    if (status == GV_INPROGRESS) {
+        am.peers[dst].held++;
+        am.peers[dst].owed_ns = 0;
         status = gv__wreq_wait(&r);
+        am.peers[dst].held--;
+    }
     sent_inplace(dst, status, hdr_len + len);
     return 1;
 }
@@ -841,6 +870,8 @@ static void nbi_done(gv_req_t *req, gv_status_t status)
 {
     nbi_req_t *n = (nbi_req_t *)req;
 
+    am.peers[n->dst].held--;
+    am.peers[n->dst].owed_ns = 0;
     if ((status != GV_OK) && !gv__ctx.finalizing)
         gv__peer_failed(n->dst, "send failed: %s", gv_status_str(status));
     am.nbi_pending--;
@@ -872,6 +903,7 @@ static int send_nbi(int dst, const void *hdr, size_t hdr_len,
     status = send_inplace(dst, n->hdr, hdr_len, payload, len, &n->req);
     if (status == GV_INPROGRESS) {
         am.nbi_pending++;
+        am.peers[dst].held++;
     } else {
         n->next     = am.nbi_free;
         am.nbi_free = n;
@@ -1180,6 +1212,47 @@ unsigned gv__am_progress(void)
         (am.nopen == 0))
         return 0;
     return am_progress_work();
+}
+
+/* Nothing may hang forever: a rank that takes none of the messages owed
+ * to it for GV_TIMEOUT_S, while we wait, is declared failed (stopped,
+ * stuck in a loop or inside its network library). Owed: the transport
+ * holds messages to it that it has not completed (sent in place, or
+ * batches it sends from our buffers), messages to it wait in our queue
+ * because the transport refused them, or a send to it waits for the
+ * transport to take it. Every transport's flow control ends there when the
+ * receiver takes nothing: shm's ring fills, tcp's socket and send queue,
+ * UCX's and MPI's rendezvous wait for the receiver, libfabric's shm keeps
+ * large messages in the sender's memory. Run from waits past their
+ * spinning phase, at most every WATCH_NS. */
+#define WATCH_NS 100000000ull
+
+void gv__am_watch(uint64_t now)
+{
+    static uint64_t last_ns;
+    uint64_t        limit_ns = gv__env.TIMEOUT_S * 1000000000ull;
+    int             i;
+
+    if ((am.peers == NULL) || (now - last_ns < WATCH_NS))
+        return;
+    last_ns = now;
+    for (i = 0; i < am.size; i++) {
+        peer_t *p = &am.peers[i];
+
+        if ((p->held == 0) && (p->waiting == 0) &&
+            ((p->head == NULL) || (p->head == p->open))) {
+            p->owed_ns = 0;
+        } else if (p->owed_ns == 0) {
+            p->owed_ns = now;
+        } else if (now - p->owed_ns > limit_ns) {
+            gv__peer_failed(i, "rank %d took none of the messages sent to "
+                            "it for %llu s (GV_TIMEOUT_S: %u in the "
+                            "transport, %u queued, %u sends waiting for "
+                            "room); its process is stopped or stuck", i,
+                            (unsigned long long)gv__env.TIMEOUT_S, p->held,
+                            p->queued - (p->open != NULL), p->waiting);
+        }
+    }
 }
 
 /* ---- barrier ---------------------------------------------------------- */

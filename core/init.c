@@ -98,6 +98,7 @@ static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
         gv__cpu_relax();
         return;
     }
+    gv__am_watch(now);
     /* Long idle: give the core away. Block in the transport if it can
      * wake us, else yield, then sleep a little once yielding got us
      * nothing for a while (oversubscribed ranks need the core). */

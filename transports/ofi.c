@@ -234,7 +234,6 @@ typedef struct ofi_op {
     uint64_t       compare;
     uint64_t       result;
     uint64_t       rseq;        /* one-sided ops: issue order, for flush */
-    int            large;       /* a tagged large frame (large_out) */
     struct ofi_op *next_free;
     uint8_t        wire[OFI_RX_ALIGN]; /* our header, lead or pad, upper */
     uint8_t        zeros[8];    /* pad source; never written */
@@ -261,8 +260,6 @@ typedef struct {
     ofi_stash_t *stash;       /* early frames, sorted by seq */
     size_t       outstanding; /* one-sided ops not yet complete */
     uint64_t     eagain_since_ns; /* first of an unbroken run of EAGAIN */
-    unsigned     large_out;   /* large frames posted, not yet complete */
-    uint64_t     large_since_ns; /* when the oldest of them last moved */
 } ofi_peer_t;
 
 /* A flush waits for the one-sided ops issued before it, not for ones
@@ -327,8 +324,6 @@ typedef struct {
     int                tagged;      /* every rank takes tagged frames */
     size_t             nlbuf, lbuf_size; /* tagged receive buffers */
     size_t             nrbuf_unposted; /* reposts that met EAGAIN */
-    unsigned           large_out;   /* large frames not yet complete */
-    unsigned           large_polls; /* progress calls while large_out */
     char              *rmem;        /* the nlbuf (page-aligned), then the
                                        nrbuf buffers */
     size_t             rmem_size;
@@ -783,12 +778,6 @@ static void op_complete(ofi_t *o, ofi_op_t *op, gv_status_t status)
         o->peers[dst].outstanding--;
         o->total_outstanding--;
     }
-    if (op->large) {
-        op->large = 0;
-        o->peers[dst].large_out--;
-        o->large_out--;
-        o->peers[dst].large_since_ns = gv__now_ns();
-    }
     op_put(o, op);
     if (req != NULL)
         req->cb(req, status);
@@ -907,32 +896,6 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
     }
 }
 
-/* A large frame completes once its receiver has copied it out of our
- * buffer, so a large frame that stays incomplete while we progress means
- * the receiver takes nothing: its process is stopped or stuck (seen: shm
- * in libfabric 1.17 spinning forever in its copy loop, see perf/RESULTS.md).
- * Nothing may hang forever: after GV_TIMEOUT_S without one of its large
- * frames completing, the peer is declared failed. */
-static void check_large(gv_tl_t *tl)
-{
-    ofi_t   *o   = tl->priv;
-    uint64_t now = gv__now_ns();
-    int      k;
-
-    for (k = 0; k < tl->size; k++) {
-        ofi_peer_t *p = &o->peers[k];
-
-        if ((p->large_out == 0) ||
-            (now - p->large_since_ns <= gv__env.TIMEOUT_S * 1000000000ull))
-            continue;
-        p->large_since_ns = now;
-        gv__peer_failed(k, "ofi: provider %s: rank %d took none of the %u "
-                        "large frames sent to it for %llu s (GV_TIMEOUT_S); "
-                        "its process is stopped or stuck", prov_name(o), k,
-                        p->large_out, (unsigned long long)gv__env.TIMEOUT_S);
-    }
-}
-
 static unsigned ofi_progress(gv_tl_t *tl)
 {
     ofi_t                  *o = tl->priv;
@@ -970,8 +933,6 @@ static unsigned ofi_progress(gv_tl_t *tl)
     }
     if (events > 0)
         o->idle_waits = 0;
-    if ((o->large_out > 0) && ((++o->large_polls & 1023) == 0))
-        check_large(tl);
     if (o->ngrant_due > 0) {
         int k;
         for (k = 0; (k < tl->size) && (o->ngrant_due > 0); k++)
@@ -1144,12 +1105,6 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     p->tx_seq++;
     o->n_tx++;
     o->n_large += (uint64_t)large;
-    if (large) {
-        op->large = 1;
-        if (p->large_out++ == 0)
-            p->large_since_ns = gv__now_ns();
-        o->large_out++;
-    }
     if (req == NULL) {
         /* The frame is ours (bounce); complete silently. */
         return GV_OK;

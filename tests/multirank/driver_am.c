@@ -356,42 +356,66 @@ Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
     kill_one_of_four("shm", "", -1);
 }
 
-/* A rank that stops taking messages while a large frame waits for it is
- * named within GV_TIMEOUT_S (the ofi transport's large-frame watchdog:
- * libfabric 1.17's shm can spin forever inside a receive). */
-static void stuck_receiver_named(const char *prov)
+/* A rank that stops taking messages while messages wait for it is named
+ * within GV_TIMEOUT_S, over every transport (the AM layer's watchdog). */
+static void stuck_receiver_named(const char *tl, const char *env)
 {
     char   cmd[512], *out = NULL;
     double t0;
     int    rc;
 
-    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=ofi FI_PROVIDER='%s' "
-             "GV_TIMEOUT_S=2 timeout -k 5 40 %s/bin/gvrun -n 2 "
-             "%s/tests/multirank/mr_stuck", prov, GV_BUILD_DIR, GV_BUILD_DIR);
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s GV_TIMEOUT_S=2 "
+             "timeout -k 5 40 %s/bin/gvrun -n 2 %s/tests/multirank/mr_stuck",
+             tl, env, GV_BUILD_DIR, GV_BUILD_DIR);
     t0 = now_s();
     rc = drv_run(cmd, &out);
-    cr_expect(rc != 0 && rc != 124, "ofi %s: exit %d:\n%s", prov, rc,
+    cr_expect(rc != 0 && rc != 124, "%s %s: exit %d:\n%s", tl, env, rc,
               out ? out : "");
-    cr_expect(now_s() - t0 < 15.0, "ofi %s: took %.1f s to stop", prov,
+    cr_expect(now_s() - t0 < 15.0, "%s %s: took %.1f s to stop", tl, env,
               now_s() - t0);
-    cr_expect(out && strstr(out, "rank 1 took none of the 1 large frames"),
-              "ofi %s: the message does not name rank 1:\n%s", prov,
+    cr_expect(out && strstr(out, "rank 1 took none of the messages sent to "
+                                 "it for 2 s"),
+              "%s %s: the message does not name rank 1:\n%s", tl, env,
               out ? out : "");
     free(out);
+}
+
+Test(fault, stuck_receiver_named_tcp, .timeout = 60)
+{
+    stuck_receiver_named("tcp", "");
+}
+
+Test(fault, stuck_receiver_named_shm, .timeout = 60)
+{
+    stuck_receiver_named("shm", "");
+}
+
+Test(fault, stuck_receiver_named_ucx_sm, .timeout = 60)
+{
+    if (!GV_HAVE_UCX)
+        cr_skip_test("ucx was not built");
+    stuck_receiver_named("ucx", "UCX_TLS=sm,self");
+}
+
+Test(fault, stuck_receiver_named_ucx_tcp, .timeout = 60)
+{
+    if (!GV_HAVE_UCX)
+        cr_skip_test("ucx was not built");
+    stuck_receiver_named("ucx", "UCX_TLS=tcp,self");
 }
 
 Test(fault, stuck_receiver_named_ofi_shm, .timeout = 60)
 {
     if (!GV_HAVE_OFI)
         cr_skip_test("ofi was not built");
-    stuck_receiver_named("shm");
+    stuck_receiver_named("ofi", "FI_PROVIDER=shm");
 }
 
 Test(fault, stuck_receiver_named_ofi_rxm, .timeout = 60)
 {
     if (!GV_HAVE_OFI)
         cr_skip_test("ofi was not built");
-    stuck_receiver_named("tcp;ofi_rxm");
+    stuck_receiver_named("ofi", "FI_PROVIDER='tcp;ofi_rxm'");
 }
 
 Test(fault, bogus_transport_lists_available, .timeout = 60)

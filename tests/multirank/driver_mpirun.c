@@ -233,6 +233,32 @@ Test(mpirun, kill_rank_ofi, .timeout = 150)
     kill_rank_2(3);
 }
 
+/* A rank that stops taking messages is named within GV_TIMEOUT_S under
+ * mpirun too (mr_stuck: rank 1 sleeps while rank 0 sends to it). */
+Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
+{
+    const cfg_t *c = &cfgs[5];
+    char         cmd[1024], *out = NULL;
+    double       t0, elapsed;
+    int          rc;
+
+    skip_unless_runnable(c, "mr_stuck");
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=%s GV_TIMEOUT_S=2 GV_WARN_UNUSED_ENV=0 "
+             MPIRUN_ENV " timeout -k 5 40 mpirun -np 2 %s "
+             "%s/tests/multirank/mr_stuck", c->tl, c->mca, GV_BUILD_DIR);
+    t0      = now_s();
+    rc      = drv_run(cmd, &out);
+    elapsed = now_s() - t0;
+    cr_assert_not_null(out);
+    cr_expect((rc != 0) && (rc != 124), "exit %d:\n%s", rc, out);
+    cr_expect(elapsed < 15.0, "took %.1f s to stop:\n%s", elapsed, out);
+    cr_expect(strstr(out, "rank 1 took none of the messages sent to it for "
+                          "2 s") != NULL,
+              "no message names rank 1:\n%s", out);
+    free(out);
+}
+
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
 
 Test(mpirun, gvrun_refuses_mpi_transport, .timeout = 90)
