@@ -1230,7 +1230,7 @@ unsigned gv__am_progress(void)
 void gv__am_watch(uint64_t now)
 {
     static uint64_t last_ns;
-    uint64_t        limit_ns = gv__env.TIMEOUT_S * 1000000000ull;
+    uint64_t        limit_ns = gv__timeout_ns();
     int             i;
 
     if ((am.peers == NULL) || (now - last_ns < WATCH_NS))

@@ -42,7 +42,7 @@ const char *gv__mpi_strerror(int rc, char *buf, size_t len)
 gv_status_t gv__mpi_wait(MPI_Request *req, const char *what)
 {
     uint64_t start    = gv__now_ns();
-    uint64_t limit_ns = gv__env.TIMEOUT_S * 1000000000ull;
+    uint64_t limit_ns = gv__timeout_ns();
     uint64_t spin_ns  = gv__env.SPIN_US * 1000ull;
     char     err[MPI_MAX_ERROR_STRING + 32];
     int      done = 0, rc;

@@ -41,7 +41,7 @@ static gv_status_t fence(boot_pmix_t *p, int collect, const char *what)
     pmix_info_t info;
     bool        flag = true;
     uint64_t    start = gv__now_ns();
-    uint64_t    limit_ns = gv__env.TIMEOUT_S * 1000000000ull;
+    uint64_t    limit_ns = gv__timeout_ns();
     pmix_status_t rc;
 
     atomic_init(&f->done, 0);

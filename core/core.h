@@ -56,6 +56,12 @@ static inline uint64_t gv__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* GV_TIMEOUT_S in nanoseconds: how long anything may wait on a peer. */
+static inline uint64_t gv__timeout_ns(void)
+{
+    return gv__env.TIMEOUT_S * 1000000000ull;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #define gv__cpu_relax() __builtin_ia32_pause()
 #elif defined(__aarch64__)

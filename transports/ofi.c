@@ -481,8 +481,7 @@ static gv_status_t peer_stalled(ofi_t *o, int dst)
 
     if (p->eagain_since_ns == 0) {
         p->eagain_since_ns = now;
-    } else if (now - p->eagain_since_ns >
-               gv__env.TIMEOUT_S * 1000000000ull) {
+    } else if (now - p->eagain_since_ns > gv__timeout_ns()) {
         p->eagain_since_ns = 0;
         gv__peer_failed(dst, "ofi: provider %s: rank %d accepted nothing "
                         "for %llu s (GV_TIMEOUT_S); its process is "

@@ -1139,7 +1139,7 @@ static gv_status_t tcp_init(gv_tl_t *tl)
     }
 
     /* Run events until every peer is authenticated both ways. */
-    deadline = gv__now_ns() + gv__env.TIMEOUT_S * 1000000000ull;
+    deadline = gv__now_ns() + gv__timeout_ns();
     while ((t->nopen < (unsigned)(t->size - 1)) && !t->failed) {
         if (gv__now_ns() > deadline) {
             char missing[128] = "";

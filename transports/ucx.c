@@ -1082,7 +1082,7 @@ static gv_status_t ucx_flush(gv_tl_t *tl, int dst, gv_req_t *req)
     if ((req != NULL) || (sp == NULL) || UCS_PTR_IS_ERR(sp))
         return ucx_op_result(ux, sp, req, dst, "flush");
     /* No req: the caller wants it done on return. */
-    s = ucx_wait_sp(ux, sp, gv__now_ns() + gv__env.TIMEOUT_S * 1000000000ull);
+    s = ucx_wait_sp(ux, sp, gv__now_ns() + gv__timeout_ns());
     if (s != UCS_OK) {
         if ((dst >= 0) && ux->peers[dst].failed)
             return GV_ERR_UNREACHABLE;

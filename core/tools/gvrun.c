@@ -513,7 +513,7 @@ int main(int argc, char **argv)
             stop_job(124);
         }
         if (!stopping && (round_start_ns != 0) &&
-            (now - round_start_ns > gv__env.TIMEOUT_S * 1000000000ull)) {
+            (now - round_start_ns > gv__timeout_ns())) {
             fprintf(stderr, "gvrun: a bootstrap collective waited more than "
                     "%llu s (GV_TIMEOUT_S) for rank(s):",
                     (unsigned long long)gv__env.TIMEOUT_S);
