@@ -29,17 +29,16 @@ while [ $# -gt 0 ]; do
        exit 2 ;;
     esac
 done
-LABELS="tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp"
+# shellcheck source=perf/configs.sh
+. "$(dirname "$0")/configs.sh"
 for l in ${ONLY:-}; do
-    case " $LABELS " in
+    case " ${LABELS[*]} " in
     *" $l "*) ;;
-    *) echo "compare.sh: --only: unknown label '$l' (accepted: $LABELS)" >&2
+    *) echo "compare.sh: --only: unknown label '$l' (accepted: ${LABELS[*]})" >&2
        exit 2 ;;
     esac
 done
 want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export GV_WARN_UNUSED_ENV=0
 PORT=$((20000 + RANDOM % 20000))
 T=$(mktemp -d /tmp/gv-compare-XXXXXX)
 trap 'rm -rf "$T"' EXIT

@@ -1,21 +1,11 @@
-# The transport configurations the perf/ scripts measure, and how to launch
-# a program over one of them. Sourced (bash) by fig6.sh and aggsweep.sh,
-# which set BUILD (a build directory) before sourcing it.
+# shellcheck shell=bash
+# The transport configurations this build and machine can run, and how to
+# launch a program over one of them. Sourced (bash) by fig6.sh and
+# aggsweep.sh, which set BUILD (a build directory) before sourcing it.
 # SPDX-License-Identifier: BSD-3-Clause
 
-# Open MPI refuses to run as root without these.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export GV_WARN_UNUSED_ENV=0
-
-# label | GV_TRANSPORT | the library's own variable | mpirun options.
-# mpi/tcp forces osc/pt2pt: osc/sm would do the window's atomics through
-# shared memory whatever the BTL, and this row is meant to be TCP.
-LABELS=(tcp shm ucx/sm ucx/tcp ofi/shm ofi/tcp mpi/vader mpi/tcp)
-TLS=(tcp shm ucx ucx ofi ofi mpi mpi)
-ENVS=("" "" "UCX_TLS=sm,self" "UCX_TLS=tcp,self" "FI_PROVIDER=shm"
-      "FI_PROVIDER=tcp;ofi_rxm" "" "")
-MCAS=("" "" "" "" "" "" "--mca btl self,vader"
-      "--mca btl self,tcp --mca osc pt2pt")
+# shellcheck source=perf/configs.sh
+. "$(dirname "${BASH_SOURCE[0]}")/configs.sh"
 
 GVRUN=$BUILD/bin/gvrun
 built=$("$BUILD/bin/gvinfo" -t 2>/dev/null)
