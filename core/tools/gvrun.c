@@ -112,6 +112,17 @@ static void drain_input(int i)
         handle_input(i);
 }
 
+/* Print a rank's pending abort and stop the job with its code. */
+static void report_abort(void)
+{
+    fprintf(stderr, "gvrun: rank %d (pid %d) %s the job (code %d): %s\n",
+            pending_abort.rank, (int)ranks[pending_abort.rank].pid,
+            stopping ? "also reported, stopping" : "aborted",
+            pending_abort.code, pending_abort.msg);
+    pending_abort.at_ns = 0;
+    stop_job(pending_abort.code);
+}
+
 /* Decide what one rank's exit means. */
 static void judge_exit(int i)
 {
@@ -524,15 +535,8 @@ int main(int argc, char **argv)
             stop_job(1);
         }
         if ((pending_abort.at_ns != 0) &&
-            (stopping || (now - pending_abort.at_ns > ABORT_DELAY_NS))) {
-            fprintf(stderr, "gvrun: rank %d (pid %d) %s the job (code %d): "
-                    "%s\n", pending_abort.rank,
-                    (int)ranks[pending_abort.rank].pid,
-                    stopping ? "also reported, stopping" : "aborted",
-                    pending_abort.code, pending_abort.msg);
-            pending_abort.at_ns = 0;
-            stop_job(pending_abort.code);
-        }
+            (stopping || (now - pending_abort.at_ns > ABORT_DELAY_NS)))
+            report_abort();
         if (stopping) {
             if (stop_ns == 0)
                 stop_ns = now;
@@ -540,5 +544,10 @@ int main(int argc, char **argv)
                 kill_all(SIGKILL);
         }
     }
+    /* Every rank exited within the delay after one reported an abort (it
+     * exits on its own, and its peers with it): the abort still decides
+     * the job's exit status. */
+    if (pending_abort.at_ns != 0)
+        report_abort();
     return exit_code;
 }

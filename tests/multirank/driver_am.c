@@ -418,6 +418,27 @@ Test(fault, stuck_receiver_named_ofi_rxm, .timeout = 60)
     stuck_receiver_named("ofi", "FI_PROVIDER='tcp;ofi_rxm'");
 }
 
+/* Every rank aborts at once and is gone before gvrun's short wait for a
+ * rank's death to explain the abort: the job still exits with the
+ * abort's code and one line saying so (it once exited 0). */
+Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+{
+    char cmd[512], *out = NULL;
+    int  rc, i;
+
+    for (i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm timeout -k 5 30 "
+                 "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --all-abort",
+                 GV_BUILD_DIR, GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        cr_expect_eq(rc, 5, "exit %d, expected 5:\n%s", rc, out ? out : "");
+        cr_expect(out && strstr(out, "the job (code 5): mr_die: rank"),
+                  "no line reports the abort:\n%s", out ? out : "");
+        free(out);
+        out = NULL;
+    }
+}
+
 Test(fault, bogus_transport_lists_available, .timeout = 60)
 {
     char *out = NULL;

@@ -1,7 +1,10 @@
 /* A rank that dies: with --die, rank 2 kills itself (SIGKILL) once every
  * rank is up, and the others keep waiting in barriers; the launcher must
- * stop the job and name rank 2. With --init-only it starts and finalizes
- * (used to check transports that must refuse a launcher). Without a flag
+ * stop the job and name rank 2. With --all-abort every rank calls
+ * gv_abort(5) at once: the job must exit 5, though every rank is gone
+ * before the launcher would report the abort. With --init-only it starts
+ * and finalizes (used to check transports that must refuse a launcher).
+ * Without a flag
  * it does nothing and exits 77 (skip), so that running every mr_* program
  * never kills anything by accident. SPDX-License-Identifier: BSD-3-Clause
  *
@@ -19,14 +22,16 @@
 
 int main(int argc, char **argv)
 {
-    int    die = 0, init_only = 0;
+    int    die = 0, init_only = 0, all_abort = 0;
     double t0;
 
     if ((argc > 1) && (strcmp(argv[1], "--die") == 0))
         die = 1;
     else if ((argc > 1) && (strcmp(argv[1], "--init-only") == 0))
         init_only = 1;
-    if (!die && !init_only) {
+    else if ((argc > 1) && (strcmp(argv[1], "--all-abort") == 0))
+        all_abort = 1;
+    if (!die && !init_only && !all_abort) {
         printf("skip: mr_die kills a rank only when asked (--die)\n");
         return 77;
     }
@@ -36,6 +41,10 @@ int main(int argc, char **argv)
         gv_barrier();
         gv_finalize();
         return 0;
+    }
+    if (all_abort) {
+        gv_barrier();
+        gv_abort(5, "mr_die: rank %d aborts", gv_rank());
     }
     if (gv_nranks() <= VICTIM) {
         if (gv_rank() == 0)
