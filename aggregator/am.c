@@ -1215,44 +1215,62 @@ unsigned gv__am_progress(void)
 }
 
 /* Nothing may hang forever: a rank that takes none of the messages owed
- * to it for GV_TIMEOUT_S, while we wait, is declared failed (stopped,
- * stuck in a loop or inside its network library). Owed: the transport
- * holds messages to it that it has not completed (sent in place, or
- * batches it sends from our buffers), messages to it wait in our queue
- * because the transport refused them, or a send to it waits for the
- * transport to take it. Every transport's flow control ends there when the
- * receiver takes nothing: shm's ring fills, tcp's socket and send queue,
- * UCX's and MPI's rendezvous wait for the receiver, libfabric's shm keeps
- * large messages in the sender's memory. Run from waits past their
- * spinning phase, at most every WATCH_NS. */
-#define WATCH_NS 100000000ull
+ * to it for GV_TIMEOUT_S, while we keep polling, is declared failed
+ * (stopped, stuck in a loop or inside its network library). Owed: the
+ * transport holds messages to it that it has not completed (sent in
+ * place, or batches it sends from our buffers), messages to it wait in
+ * our queue because the transport refused them, or a send to it waits for
+ * the transport to take it. Every transport's flow control ends there
+ * when the receiver takes nothing: shm's ring fills, tcp's socket and send
+ * queue, UCX's and MPI's rendezvous wait for the receiver, libfabric's
+ * shm keeps large messages in the sender's memory. Called from progress
+ * (every 256 polls), it looks at most every WATCH_NS. Only time spent
+ * polling counts: after a gap of WATCH_GAP_NS without a look (this rank
+ * computed, or was stopped itself), every clock starts again, since
+ * completions could not have been seen meanwhile. Transports share some
+ * send resources among peers (MPI's and libfabric's request pools, UCX's
+ * send budget), so a stuck rank can make sends to others wait too: the
+ * rank named is the one holding unfinished messages longest, if any. */
+#define WATCH_NS     100000000ull
+#define WATCH_GAP_NS 1000000000ull
 
 void gv__am_watch(uint64_t now)
 {
     static uint64_t last_ns;
     uint64_t        limit_ns = gv__timeout_ns();
-    int             i;
+    int             i, worst = -1, restart;
+    peer_t         *p;
 
     if ((am.peers == NULL) || (now - last_ns < WATCH_NS))
         return;
+    restart = (now - last_ns > WATCH_GAP_NS);
     last_ns = now;
     for (i = 0; i < am.size; i++) {
-        peer_t *p = &am.peers[i];
-
+        p = &am.peers[i];
         if ((p->held == 0) && (p->waiting == 0) &&
             ((p->head == NULL) || (p->head == p->open))) {
             p->owed_ns = 0;
-        } else if (p->owed_ns == 0) {
+        } else if ((p->owed_ns == 0) || restart) {
             p->owed_ns = now;
-        } else if (now - p->owed_ns > limit_ns) {
-            gv__peer_failed(i, "rank %d took none of the messages sent to "
-                            "it for %llu s (GV_TIMEOUT_S: %u in the "
-                            "transport, %u queued, %u sends waiting for "
-                            "room); its process is stopped or stuck", i,
-                            (unsigned long long)gv__env.TIMEOUT_S, p->held,
-                            p->queued - (p->open != NULL), p->waiting);
+        } else if ((now - p->owed_ns > limit_ns) &&
+                   ((worst < 0) ||
+                    ((p->held > 0) && (am.peers[worst].held == 0)) ||
+                    (((p->held > 0) == (am.peers[worst].held > 0)) &&
+                     (p->owed_ns < am.peers[worst].owed_ns)))) {
+            worst = i;
         }
     }
+    if (worst < 0)
+        return;
+    p = &am.peers[worst];
+    gv__peer_failed(worst, "rank %d took none of the messages sent to it "
+                    "for %llu s (GV_TIMEOUT_S); %u held by the transport, "
+                    "%u queued, %u send%s waiting for room. It is stopped "
+                    "or stuck, or ran that long without calling into "
+                    "Grapevine (raise GV_TIMEOUT_S if it computes that "
+                    "long)", worst, (unsigned long long)gv__env.TIMEOUT_S,
+                    p->held, p->queued - (p->open != NULL), p->waiting,
+                    (p->waiting == 1) ? "" : "s");
 }
 
 /* ---- barrier ---------------------------------------------------------- */

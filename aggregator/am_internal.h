@@ -16,8 +16,8 @@ void        gv__am_fini(void);
 unsigned    gv__am_progress(void);
 /* The rank is idle: ship every open buffer. */
 void        gv__am_idle(void);
-/* A wait found nothing to do for a while: declare failed a rank that took
- * none of the messages owed to it for GV_TIMEOUT_S. */
+/* From progress: declare failed a rank that took none of the messages
+ * owed to it for GV_TIMEOUT_S of polling. */
 void        gv__am_watch(uint64_t now);
 /* Print the stats line (GV_STATS). */
 void        gv__am_stats_print(void);

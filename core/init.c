@@ -35,9 +35,10 @@ void gv__progress_hook_add(gv_progress_hook_fn_t fn)
  * one call level less per poll. */
 static inline unsigned progress(void)
 {
-    gv_tl_t *tl = gv__ctx.tl;
-    unsigned n;
-    int      i;
+    static unsigned polls;
+    gv_tl_t        *tl = gv__ctx.tl;
+    unsigned        n;
+    int             i;
 
     if (tl == NULL)
         return 0;
@@ -45,6 +46,10 @@ static inline unsigned progress(void)
     n += gv__am_progress();
     for (i = 0; i < nhooks; i++)
         n += hooks[i]();
+    /* The watchdog, every 256 polls: a clock read per poll would cost
+     * more than the rest of an empty poll. */
+    if ((++polls & 255) == 0)
+        gv__am_watch(gv__now_ns());
     return n;
 }
 
@@ -98,7 +103,6 @@ static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
         gv__cpu_relax();
         return;
     }
-    gv__am_watch(now);
     /* Long idle: give the core away. Block in the transport if it can
      * wake us, else yield, then sleep a little once yielding got us
      * nothing for a while (oversubscribed ranks need the core). */

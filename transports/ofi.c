@@ -6,9 +6,9 @@
  * Provider choice. GV_OFI_PROVIDER names a provider (hints' prov_name);
  * when it is empty libfabric applies its own FI_PROVIDER filter and we take
  * the first provider that opens. Every rank must end up on the same
- * provider, so the choice is part of the address exchange and checked;
- * the frame sizes every rank takes travel with it, and the job keeps to
- * the smallest (agree_frames).
+ * provider, so the choice is part of the address exchange and checked.
+ * The frame sizes every rank takes and the one-sided operations it has
+ * travel with it, and the job keeps to what every rank can do (agree).
  * fi_getinfo is asked, best first, for FI_MSG|FI_RMA|FI_ATOMIC, then
  * FI_MSG|FI_RMA, then FI_MSG, each first with FI_TAGGED (large frames,
  * below) and FI_MULTI_RECV; what we got is in attr.detail, and each
@@ -88,8 +88,9 @@
  * for GV_TIMEOUT_S is declared failed, as one that accepts nothing is.
  *
  * A frame is rejected (logged and counted, never delivered) if it is
- * shorter than our header, carries another job key, names an impossible
- * source, or repeats a delivered seq.
+ * shorter than our header or longer than the job's largest frame, carries
+ * another job key, names an impossible source, or repeats a delivered
+ * seq.
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
  * return; attr.max_inline says so); a larger one goes out with fi_sendv, or
@@ -172,6 +173,8 @@ _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
 #define OFI_ADDR_MAX    128                /* endpoint name we can exchange */
 #define OFI_OPEN_TRIES  5                  /* opens of one fi_info, if busy */
 #define OFI_FRAME_MIN   (8u << 10)         /* frames any rank must take */
+#define OFI_OP_RMA      1u                 /* card.ops: put and get */
+#define OFI_OP_AMO      2u                 /*   atomics, << GV_TL_AMO_* */
 #define OFI_CQ_BATCH    32
 #define OFI_GRANT       0x80               /* byte 15 of a grant frame */
 #define OFI_CREDITS_MAX 1024               /* frames in flight per peer */
@@ -283,6 +286,7 @@ typedef struct {
     uint32_t small_max;   /* the largest untagged frame it takes */
     uint32_t max_frame;   /* the largest frame, tagged or not */
     uint32_t tagged;      /* it posts buffers for tagged large frames */
+    uint32_t ops;         /* OFI_OP_RMA, OFI_OP_AMO << GV_TL_AMO_*: usable */
     uint8_t  addr[OFI_ADDR_MAX];
 } ofi_card_t;
 
@@ -1571,7 +1575,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
             /* A busy provider gets a few more tries before the next rung:
              * shm 1.17 fails an open now and then with EBUSY under load,
              * and a rank that settles for less than its peers costs the
-             * whole job its large-frame path (agree_frames). */
+             * whole job its large-frame path (agree). */
             for (again = 1;; again++) {
                 ret = open_info(o, tl, fi);
                 if (((ret != -FI_EBUSY) && (ret != -FI_EAGAIN)) ||
@@ -1667,21 +1671,23 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
     return GV_OK;
 }
 
-/* Frame sizes every rank can take. Ranks on one provider usually open
- * the same way, but not always: libfabric 1.17's shm now and then fails
- * one rank's first open with EBUSY (seen under load), and that rank
- * settles for the next rung, without FI_TAGGED. A sender that
- * sent it tagged frames would leave them unmatched for ever, and one
- * that lacks the tagged path would put frames of up to 1 MiB into
- * buffers meant for 128 KiB at most (seen: libfabric's shm copying past
- * the end of our multi-receive buffer, spinning there). So frames go
- * tagged only when every rank posts tagged buffers, and no frame is
- * larger than the smallest limit any rank published. */
-static gv_status_t agree_frames(ofi_t *o, gv_tl_t *tl,
-                                const ofi_card_t *cards)
+/* What every rank can do. Ranks on one provider usually open it the same
+ * way, but not always: libfabric 1.17's shm now and then fails one rank's
+ * first open with EBUSY (seen under load), and that rank settles for a
+ * lower rung of the ladder, without FI_TAGGED (or, failing more, without
+ * FI_ATOMIC or FI_RMA). A sender that sent it tagged frames would leave
+ * them unmatched for ever, and one that lacks the tagged path would put
+ * frames of up to 1 MiB into buffers meant for 128 KiB at most (seen:
+ * libfabric's shm copying past the end of our multi-receive buffer,
+ * spinning there). So frames go tagged only when every rank posts tagged
+ * buffers, no frame is larger than the smallest limit any rank
+ * published, and one-sided operations are offered only if every rank
+ * has them. */
+static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
 {
-    size_t small_max = o->small_max, max_frame = o->max_frame;
-    int    i, untagged = -1;
+    size_t   small_max = o->small_max, max_frame = o->max_frame;
+    int      i, untagged = -1, fewer = -1;
+    uint32_t mine = cards[tl->rank].ops, ops = mine;
 
     for (i = 0; i < tl->size; i++) {
         if ((cards[i].small_max < OFI_FRAME_MIN) ||
@@ -1698,7 +1704,18 @@ static gv_status_t agree_frames(ofi_t *o, gv_tl_t *tl,
             max_frame = cards[i].max_frame;
         if (!cards[i].tagged && (untagged < 0))
             untagged = i;
+        if (((ops & cards[i].ops) != ops) && (fewer < 0))
+            fewer = i;
+        ops &= cards[i].ops;
     }
+    o->has_rma = !!(ops & OFI_OP_RMA);
+    for (i = 0; i < GV_TL_AMO_LAST; i++)
+        o->amo_ok[i] = !!(ops & (OFI_OP_AMO << i));
+    if (fewer >= 0)
+        gv_info("ofi: provider %s: rank %d opened without some one-sided "
+                "operations (ours 0x%x, the job's 0x%x: 1 put/get, 2 add, "
+                "4 fetch-add, 8 compare-and-swap, 16 swap)", prov_name(o),
+                fewer, mine, ops);
     o->tagged = (untagged < 0);
     if (!o->tagged) {
         max_frame = small_max;
@@ -1739,6 +1756,10 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
                                                               : o->max_frame);
     mine.max_frame = (uint32_t)o->max_frame;
     mine.tagged    = o->nlbuf > 0;
+    mine.ops       = o->has_rma ? OFI_OP_RMA : 0;
+    for (i = 0; i < GV_TL_AMO_LAST; i++)
+        if (o->amo_ok[i])
+            mine.ops |= OFI_OP_AMO << i;
     cards  = gv_calloc((size_t)tl->size, sizeof(*cards));
     status = gv__boot_allgather(tl->boot, &mine, sizeof(mine), cards);
     if (status != GV_OK) {
@@ -1772,7 +1793,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         o->peers[i].rbase = c->heap_base;
         o->peers[i].rkey  = c->heap_key;
     }
-    status = agree_frames(o, tl, cards);
+    status = agree(o, tl, cards);
 out:
     gv_free(cards);
     return status;
@@ -1879,11 +1900,6 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                                  &count) == 0;
         o->amo_ok[GV_TL_AMO_CSWAP] =
             fi_compare_atomicvalid(o->ep, FI_UINT64, FI_CSWAP, &count) == 0;
-        for (i = 0; i < GV_TL_AMO_LAST; i++)
-            if (!o->amo_ok[i])
-                snprintf(missing + strlen(missing),
-                         sizeof(missing) - strlen(missing), "%s%s",
-                         missing[0] ? ", " : "", amo_name[i]);
     }
 
     status = setup_memory(o, tl);
@@ -1908,6 +1924,11 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     status = exchange(o, tl);
     if (status != GV_OK)
         goto err;
+    for (i = 0; i < GV_TL_AMO_LAST; i++)
+        if (!o->amo_ok[i])
+            snprintf(missing + strlen(missing),
+                     sizeof(missing) - strlen(missing), "%s%s",
+                     missing[0] ? ", " : "", amo_name[i]);
 
     /* Frames are padded to 8 bytes: the largest padded one must still fit
      * the receive side (FI_OPT_MIN_MULTI_RECV, or a ring buffer). A large
