@@ -1520,6 +1520,17 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
                      &min_mr, sizeof(min_mr));
 }
 
+/* Undo what a failed open_info(fi) opened, saying why at GV_LOG=debug. */
+static void close_failed(ofi_t *o, struct fi_info *fi, const char *what,
+                         int ret)
+{
+    gv_debug("ofi: provider %s (%s) %s: %s", fi->fabric_attr->prov_name,
+             fi->domain_attr->name, what, fi_strerror(-ret));
+    o->info = fi;
+    ofi_teardown(o);
+    o->info = NULL;
+}
+
 /* Pick and open a provider: walk the caps ladder, and for each step every
  * fi_info libfabric offers, until one opens. */
 static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
@@ -1581,12 +1592,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
                 if (((ret != -FI_EBUSY) && (ret != -FI_EAGAIN)) ||
                     (again == OFI_OPEN_TRIES))
                     break;
-                gv_debug("ofi: provider %s (%s) is busy (%s); trying again",
-                         fi->fabric_attr->prov_name, fi->domain_attr->name,
-                         fi_strerror(-ret));
-                o->info = fi;
-                ofi_teardown(o);
-                o->info = NULL;
+                close_failed(o, fi, "is busy", ret);
                 usleep(10000u << again);
             }
             if (ret == 0) {
@@ -1597,12 +1603,7 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
                     return GV_ERR_NO_MEMORY;
                 return GV_OK;
             }
-            gv_debug("ofi: provider %s (%s) does not open: %s",
-                     fi->fabric_attr->prov_name, fi->domain_attr->name,
-                     fi_strerror(-ret));
-            o->info = fi;
-            ofi_teardown(o);
-            o->info = NULL;
+            close_failed(o, fi, "does not open", ret);
         }
         fi_freeinfo(list);
     }

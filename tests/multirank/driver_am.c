@@ -384,48 +384,26 @@ static void stuck_receiver_named(const char *tl, const char *env,
     free(out);
 }
 
-Test(fault, stuck_receiver_named_tcp, .timeout = 60)
+/* Over every transport configuration (tls[]), and with senders that are
+ * tasks, which hand the core to each other while they wait. */
+ParameterizedTestParameters(fault, stuck_receiver_named)
 {
-    stuck_receiver_named("tcp", "", "");
+    static int idx[NTLS + 1];
+    size_t     k;
+
+    for (k = 0; k <= NTLS; k++)
+        idx[k] = (int)k;
+    return cr_make_param_array(int, idx, NTLS + 1);
 }
 
-Test(fault, stuck_receiver_named_shm, .timeout = 60)
+ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
 {
-    stuck_receiver_named("shm", "", "");
-}
+    /* the last one: tasks over shm */
+    const tl_cfg_t *t = &tls[(*k < (int)NTLS) ? *k : 1];
 
-/* Senders that are tasks hand the core to each other while they wait. */
-Test(fault, stuck_receiver_named_tasks_shm, .timeout = 60)
-{
-    stuck_receiver_named("shm", "", "--tasks");
-}
-
-Test(fault, stuck_receiver_named_ucx_sm, .timeout = 60)
-{
-    if (!GV_HAVE_UCX)
-        cr_skip_test("ucx was not built");
-    stuck_receiver_named("ucx", "UCX_TLS=sm,self", "");
-}
-
-Test(fault, stuck_receiver_named_ucx_tcp, .timeout = 60)
-{
-    if (!GV_HAVE_UCX)
-        cr_skip_test("ucx was not built");
-    stuck_receiver_named("ucx", "UCX_TLS=tcp,self", "");
-}
-
-Test(fault, stuck_receiver_named_ofi_shm, .timeout = 60)
-{
-    if (!GV_HAVE_OFI)
-        cr_skip_test("ofi was not built");
-    stuck_receiver_named("ofi", "FI_PROVIDER=shm", "");
-}
-
-Test(fault, stuck_receiver_named_ofi_rxm, .timeout = 60)
-{
-    if (!GV_HAVE_OFI)
-        cr_skip_test("ofi was not built");
-    stuck_receiver_named("ofi", "FI_PROVIDER='tcp;ofi_rxm'", "");
+    if (!t->built)
+        cr_skip_test("transport %s was not built", t->label);
+    stuck_receiver_named(t->name, t->env, (*k < (int)NTLS) ? "" : "--tasks");
 }
 
 /* Every rank aborts at once and is gone before gvrun's short wait for a
