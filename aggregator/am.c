@@ -60,6 +60,7 @@ typedef struct {
      * (a store, no clock read on the send path). */
     unsigned   held;
     unsigned   waiting;
+    unsigned   onesided;     /* blocking one-sided ops waiting for it */
     uint64_t   owed_ns;
     /* fragmented messages from this rank being reassembled: usually none
      * or one, more when several workers send large messages at once */
@@ -1223,7 +1224,11 @@ unsigned gv__am_progress(void)
  * the transport to take it. Every transport's flow control ends there
  * when the receiver takes nothing: shm's ring fills, tcp's socket and send
  * queue, UCX's and MPI's rendezvous wait for the receiver, libfabric's
- * shm keeps large messages in the sender's memory. Called from progress
+ * shm keeps large messages in the sender's memory. A blocking one-sided
+ * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp,
+ * libfabric and MPI's pt2pt window only the target's progress completes
+ * it. A flush to every rank is not watched (which rank holds it up is
+ * the transport's secret). Called from progress
  * (every 256 polls), it looks at most every WATCH_NS. Only time spent
  * polling counts: after a gap of WATCH_GAP_NS without a look (this rank
  * computed, or was stopped itself), every clock starts again, since
@@ -1247,7 +1252,7 @@ void gv__am_watch(uint64_t now)
     last_ns = now;
     for (i = 0; i < am.size; i++) {
         p = &am.peers[i];
-        if ((p->held == 0) && (p->waiting == 0) &&
+        if ((p->held == 0) && (p->waiting == 0) && (p->onesided == 0) &&
             ((p->head == NULL) || (p->head == p->open))) {
             p->owed_ns = 0;
         } else if ((p->owed_ns == 0) || restart) {
@@ -1265,12 +1270,23 @@ void gv__am_watch(uint64_t now)
     p = &am.peers[worst];
     gv__peer_failed(worst, "rank %d took none of the messages sent to it "
                     "for %llu s (GV_TIMEOUT_S); %u held by the transport, "
-                    "%u queued, %u send%s waiting for room. It is stopped "
-                    "or stuck, or ran that long without calling into "
-                    "Grapevine (raise GV_TIMEOUT_S if it computes that "
-                    "long)", worst, (unsigned long long)gv__env.TIMEOUT_S,
-                    p->held, p->queued - (p->open != NULL), p->waiting,
-                    (p->waiting == 1) ? "" : "s");
+                    "%u queued, %u send%s waiting for room, %u one-sided "
+                    "operation%s waiting. It is stopped or stuck, or ran "
+                    "that long without calling into Grapevine (raise "
+                    "GV_TIMEOUT_S if it computes that long)", worst,
+                    (unsigned long long)gv__env.TIMEOUT_S, p->held,
+                    p->queued - (p->open != NULL), p->waiting,
+                    (p->waiting == 1) ? "" : "s", p->onesided,
+                    (p->onesided == 1) ? "" : "s");
+}
+
+void gv__am_owe(int rank, int delta)
+{
+    if ((am.peers == NULL) || (rank < 0) || (rank >= am.size) ||
+        (rank == am.rank))
+        return;
+    am.peers[rank].onesided += (unsigned)delta;
+    am.peers[rank].owed_ns = 0;
 }
 
 /* ---- barrier ---------------------------------------------------------- */

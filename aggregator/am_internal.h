@@ -19,6 +19,9 @@ void        gv__am_idle(void);
 /* From progress: declare failed a rank that took none of the messages
  * owed to it for GV_TIMEOUT_S of polling. */
 void        gv__am_watch(uint64_t now);
+/* A blocking one-sided operation starts (+1) or stops (-1) waiting for
+ * @a rank: the watchdog counts it as owed to that rank. */
+void        gv__am_owe(int rank, int delta);
 /* Print the stats line (GV_STATS). */
 void        gv__am_stats_print(void);
 /* Bytes the send queues to one destination may hold when the sender is

@@ -3,6 +3,7 @@
  * forms, over the transport's native put/get/atomics. Never substitutes
  * active messages for a missing capability: that is an error.
  * SPDX-License-Identifier: BSD-3-Clause */
+#include "aggregator/am_internal.h"
 #include "aggregator/rma_internal.h"
 #include <grapevine/rma.h>
 
@@ -127,6 +128,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
         return GV_ERR_INVALID;
     }
     gv__wait_begin_send(&w);
+    gv__am_owe(rank, 1);
     for (;;) {
         status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
                                        value, compare, result_p, NULL);
@@ -134,6 +136,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
             break;
         gv__wait_poll(&w);
     }
+    gv__am_owe(rank, -1);
     return issued(status, rank, "remote atomic");
 }
 
@@ -150,6 +153,7 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
+    gv__am_owe(rank, 1);
     for (;;) {
         status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
                                        value, compare, old_p, &r.req);
@@ -159,6 +163,7 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
     }
     if (status == GV_INPROGRESS)
         status = gv__wreq_wait(&r);
+    gv__am_owe(rank, -1);
     return issued(status, rank, "remote atomic");
 }
 
@@ -188,9 +193,11 @@ gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
+    gv__am_owe(rank, 1);
     while ((status = rma.tl->ops->put(rma.tl, rank, off, buf, len, NULL)) ==
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
+    gv__am_owe(rank, -1);
     return issued(status, rank, "put");
 }
 
@@ -202,9 +209,11 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
+    gv__am_owe(rank, 1);
     while ((status = rma.tl->ops->get(rma.tl, rank, off, buf, len, NULL)) ==
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
+    gv__am_owe(rank, -1);
     return issued(status, rank, "get");
 }
 
@@ -224,7 +233,10 @@ gv_status_t gv_rma_flush(int rank)
         return GV_ERR_INVALID;
     }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
-    if (status == GV_INPROGRESS)
+    if (status == GV_INPROGRESS) {
+        gv__am_owe(rank, 1);
         status = gv__wreq_wait(&r);
+        gv__am_owe(rank, -1);
+    }
     return issued(status, (rank < 0) ? 0 : rank, "flush");
 }

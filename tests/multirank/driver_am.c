@@ -406,6 +406,52 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
     stuck_receiver_named(t->name, t->env, (*k < (int)NTLS) ? "" : "--tasks");
 }
 
+/* A one-sided operation waiting for a stopped target is named too, over
+ * the transports whose atomics need the target's progress (over shared
+ * memory they complete without it; over mpi the wait is inside
+ * MPI_Win_flush, out of the watchdog's reach). */
+static void stuck_target_named(int k)
+{
+    const tl_cfg_t *t = &tls[k];
+    char            cmd[512], *out = NULL;
+    double          t0;
+    int             rc;
+
+    if (!t->built)
+        cr_skip_test("transport %s was not built", t->label);
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s GV_TIMEOUT_S=5 "
+             "timeout -k 5 50 %s/bin/gvrun -n 2 "
+             "%s/tests/multirank/mr_stuck_amo", t->name, t->env,
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    t0 = now_s();
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "%s: exit %d:\n%s", t->label, rc,
+              out ? out : "");
+    cr_expect(now_s() - t0 < 20.0, "%s: took %.1f s to stop", t->label,
+              now_s() - t0);
+    cr_expect(out && strstr(out, "rank 1 took none of the messages sent to "
+                                 "it for 5 s") &&
+                  strstr(out, "1 one-sided operation waiting"),
+              "%s: the message does not name rank 1 and its one-sided "
+              "operation:\n%s", t->label, out ? out : "");
+    free(out);
+}
+
+Test(fault, stuck_target_named_ucx_tcp, .timeout = 60)
+{
+    stuck_target_named(3);
+}
+
+Test(fault, stuck_target_named_ofi_shm, .timeout = 60)
+{
+    stuck_target_named(4);
+}
+
+Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
+{
+    stuck_target_named(5);
+}
+
 /* Every rank aborts at once and is gone before gvrun's short wait for a
  * rank's death to explain the abort: the job still exits with the
  * abort's code and one line saying so (it once exited 0). */

@@ -1,0 +1,42 @@
+/* A target that stops while a one-sided operation waits for it: rank 1
+ * sleeps 30 s without progressing; rank 0 issues remote fetch-adds to
+ * rank 1's heap (transports without native atomics skip). Over
+ * transports whose atomics need the target's progress (UCX over TCP,
+ * libfabric's rxm, MPI's pt2pt window) the operation cannot complete
+ * while rank 1 sleeps: run with a short GV_TIMEOUT_S, the job must stop
+ * with a message naming rank 1. Over shared memory the atomics complete
+ * without rank 1, which is not an error: the program then exits 0.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/mr.h"
+
+int main(int argc, char **argv)
+{
+    uint64_t off, old = 0;
+    double   t0, took = 0;
+    int      i;
+
+    mr_init(&argc, &argv);
+    if (gv_nranks() != 2)
+        mr_skip("needs exactly 2 ranks");
+    if (gv_sym_alloc(8, 8, &off) != GV_OK)
+        mr_skip("no symmetric heap");
+    gv_barrier();
+    if (gv_rank() == 1) {
+        sleep(30);
+    } else {
+        t0 = gv_wtime();
+        for (i = 0; i < 1000; i++) {
+            gv_status_t s = gv_amo64_fetch_add(1, off, 1, &old);
+            if (s == GV_ERR_UNSUPPORTED)
+                mr_skip("no native atomics");
+            MR_OK(s);
+        }
+        took = gv_wtime() - t0;
+    }
+    gv_barrier();
+    if (gv_rank() == 0)
+        printf("stuck_amo: the fetch-adds took %.1f s (last old value "
+               "%llu)\n", took, (unsigned long long)old);
+    gv_finalize();
+    return 0;
+}
