@@ -1225,10 +1225,10 @@ unsigned gv__am_progress(void)
  * when the receiver takes nothing: shm's ring fills, tcp's socket and send
  * queue, UCX's and MPI's rendezvous wait for the receiver, libfabric's
  * shm keeps large messages in the sender's memory. A blocking one-sided
- * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp,
- * libfabric and MPI's pt2pt window only the target's progress completes
- * it. A flush to every rank is not watched (which rank holds it up is
- * the transport's secret). Called from progress
+ * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp
+ * and libfabric only the target's progress completes it. Not watched: a
+ * flush to every rank (which rank holds it up is the transport's secret),
+ * and mpi's one-sided operations, which wait inside MPI_Win_flush. Called from progress
  * (every 256 polls), it looks at most every WATCH_NS. Only time spent
  * polling counts: after a gap of WATCH_GAP_NS without a look (this rank
  * computed, or was stopped itself), every clock starts again, since
@@ -1238,6 +1238,13 @@ unsigned gv__am_progress(void)
  * rank named is the one holding unfinished messages longest, if any. */
 #define WATCH_NS     100000000ull
 #define WATCH_GAP_NS 1000000000ull
+
+/* Owed something only it can finish (not merely a resource the transport
+ * may share among peers): the better rank to name. */
+static int firm(const peer_t *p)
+{
+    return (p->held > 0) || (p->onesided > 0);
+}
 
 void gv__am_watch(uint64_t now)
 {
@@ -1259,8 +1266,8 @@ void gv__am_watch(uint64_t now)
             p->owed_ns = now;
         } else if ((now - p->owed_ns > limit_ns) &&
                    ((worst < 0) ||
-                    ((p->held > 0) && (am.peers[worst].held == 0)) ||
-                    (((p->held > 0) == (am.peers[worst].held > 0)) &&
+                    (firm(p) && !firm(&am.peers[worst])) ||
+                    ((firm(p) == firm(&am.peers[worst])) &&
                      (p->owed_ns < am.peers[worst].owed_ns)))) {
             worst = i;
         }
@@ -1269,24 +1276,41 @@ void gv__am_watch(uint64_t now)
         return;
     p = &am.peers[worst];
     gv__peer_failed(worst, "rank %d took none of the messages sent to it "
-                    "for %llu s (GV_TIMEOUT_S); %u held by the transport, "
-                    "%u queued, %u send%s waiting for room, %u one-sided "
-                    "operation%s waiting. It is stopped or stuck, or ran "
-                    "that long without calling into Grapevine (raise "
-                    "GV_TIMEOUT_S if it computes that long)", worst,
-                    (unsigned long long)gv__env.TIMEOUT_S, p->held,
-                    p->queued - (p->open != NULL), p->waiting,
-                    (p->waiting == 1) ? "" : "s", p->onesided,
-                    (p->onesided == 1) ? "" : "s");
+                    "for %llu s (GV_TIMEOUT_S); held by the transport: %u, "
+                    "queued: %u, waiting for the transport to take them: "
+                    "%u, one-sided operations waiting to complete: %u. It "
+                    "is stopped or stuck, or ran that long without calling "
+                    "into Grapevine (raise GV_TIMEOUT_S if it computes that "
+                    "long)", worst, (unsigned long long)gv__env.TIMEOUT_S,
+                    p->held, p->queued - (p->open != NULL), p->waiting,
+                    p->onesided);
 }
 
-void gv__am_owe(int rank, int delta)
+static peer_t *watched(int rank)
 {
     if ((am.peers == NULL) || (rank < 0) || (rank >= am.size) ||
         (rank == am.rank))
+        return NULL;
+    return &am.peers[rank];
+}
+
+void gv__am_owe(int rank, int delta, int done)
+{
+    peer_t *p = watched(rank);
+
+    if (p == NULL)
         return;
-    am.peers[rank].onesided += (unsigned)delta;
-    am.peers[rank].owed_ns = 0;
+    p->onesided += (unsigned)delta;
+    if (done)
+        p->owed_ns = 0;
+}
+
+void gv__am_room(int rank, int delta)
+{
+    peer_t *p = watched(rank);
+
+    if (p != NULL)
+        p->waiting += (unsigned)delta;
 }
 
 /* ---- barrier ---------------------------------------------------------- */

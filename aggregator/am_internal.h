@@ -20,8 +20,12 @@ void        gv__am_idle(void);
  * owed to it for GV_TIMEOUT_S of polling. */
 void        gv__am_watch(uint64_t now);
 /* A blocking one-sided operation starts (+1) or stops (-1) waiting for
- * @a rank: the watchdog counts it as owed to that rank. */
-void        gv__am_owe(int rank, int delta);
+ * @a rank to complete it (@a done: it did): the watchdog counts it as
+ * owed to that rank. */
+void        gv__am_owe(int rank, int delta, int done);
+/* A one-sided operation to @a rank starts (+1) or stops (-1) waiting for
+ * the transport to take it (a resource it may share among peers). */
+void        gv__am_room(int rank, int delta);
 /* Print the stats line (GV_STATS). */
 void        gv__am_stats_print(void);
 /* Bytes the send queues to one destination may hold when the sender is

@@ -128,7 +128,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
         return GV_ERR_INVALID;
     }
     gv__wait_begin_send(&w);
-    gv__am_owe(rank, 1);
+    gv__am_room(rank, 1);
     for (;;) {
         status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
                                        value, compare, result_p, NULL);
@@ -136,7 +136,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
             break;
         gv__wait_poll(&w);
     }
-    gv__am_owe(rank, -1);
+    gv__am_room(rank, -1);
     return issued(status, rank, "remote atomic");
 }
 
@@ -153,7 +153,7 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
-    gv__am_owe(rank, 1);
+    gv__am_room(rank, 1);
     for (;;) {
         status = rma.tl->ops->atomic64(rma.tl, (gv_tl_amo_t)op, rank, off,
                                        value, compare, old_p, &r.req);
@@ -161,9 +161,12 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
             break;
         gv__wait_poll(&w);
     }
-    if (status == GV_INPROGRESS)
+    gv__am_room(rank, -1);
+    if (status == GV_INPROGRESS) {
+        gv__am_owe(rank, 1, 0);
         status = gv__wreq_wait(&r);
-    gv__am_owe(rank, -1);
+        gv__am_owe(rank, -1, 1);
+    }
     return issued(status, rank, "remote atomic");
 }
 
@@ -193,11 +196,11 @@ gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
-    gv__am_owe(rank, 1);
+    gv__am_room(rank, 1);
     while ((status = rma.tl->ops->put(rma.tl, rank, off, buf, len, NULL)) ==
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
-    gv__am_owe(rank, -1);
+    gv__am_room(rank, -1);
     return issued(status, rank, "put");
 }
 
@@ -209,11 +212,11 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
     if (status != GV_OK)
         return status;
     gv__wait_begin_send(&w);
-    gv__am_owe(rank, 1);
+    gv__am_room(rank, 1);
     while ((status = rma.tl->ops->get(rma.tl, rank, off, buf, len, NULL)) ==
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
-    gv__am_owe(rank, -1);
+    gv__am_room(rank, -1);
     return issued(status, rank, "get");
 }
 
@@ -234,9 +237,9 @@ gv_status_t gv_rma_flush(int rank)
     }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
     if (status == GV_INPROGRESS) {
-        gv__am_owe(rank, 1);
+        gv__am_owe(rank, 1, 0);
         status = gv__wreq_wait(&r);
-        gv__am_owe(rank, -1);
+        gv__am_owe(rank, -1, 1);
     }
     return issued(status, (rank < 0) ? 0 : rank, "flush");
 }

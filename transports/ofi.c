@@ -326,6 +326,7 @@ typedef struct {
     size_t             nrbuf, rbuf_size, max_frame;
     size_t             small_max;   /* larger frames go tagged */
     int                tagged;      /* every rank takes tagged frames */
+    uint32_t           ops_dropped; /* OFI_OP_*: ours, not every rank's */
     size_t             nlbuf, lbuf_size; /* tagged receive buffers */
     size_t             nrbuf_unposted; /* reposts that met EAGAIN */
     char              *rmem;        /* the nlbuf (page-aligned), then the
@@ -1709,6 +1710,10 @@ static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
             fewer = i;
         ops &= cards[i].ops;
     }
+    /* Atomics address the heap that put/get need registered. */
+    if (!(ops & OFI_OP_RMA))
+        ops = 0;
+    o->ops_dropped = mine & ~ops;
     o->has_rma = !!(ops & OFI_OP_RMA);
     for (i = 0; i < GV_TL_AMO_LAST; i++)
         o->amo_ok[i] = !!(ops & (OFI_OP_AMO << i));
@@ -1956,6 +1961,10 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (tl->attr.caps & GV_TL_CAP_ATOMIC64)
         snprintf(tl->attr.detail, sizeof(tl->attr.detail), "provider %s",
                  prov_name(o));
+    else if (o->ops_dropped != 0)
+        snprintf(tl->attr.detail, sizeof(tl->attr.detail),
+                 "provider %s (one-sided operations: only what every rank "
+                 "opened with; see GV_LOG=info)", prov_name(o));
     else if (o->info->caps & FI_ATOMIC)
         snprintf(tl->attr.detail, sizeof(tl->attr.detail),
                  "provider %s (no native atomics: no %s on FI_UINT64)",
