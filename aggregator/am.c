@@ -54,13 +54,15 @@ typedef struct {
     int        open_slot;    /* ... at this index */
     uint32_t   next_stream;  /* id of our next fragmented message to it */
     /* The watchdog (gv__am_watch): messages to it the transport holds
-     * (sent in place or from a batch, not complete), whether a send to it
-     * waits for the transport to take it, and when the watchdog first saw
-     * it owed something; any message taken or completed resets that to 0
-     * (a store, no clock read on the send path). */
+     * (sent in place or from a batch, not complete), sends and one-sided
+     * operations to it waiting for the transport to take them, blocking
+     * one-sided operations waiting for it to complete them, and when the
+     * watchdog first saw it owed something; a message taken or completed
+     * and a completed blocking operation reset that to 0 (a store, no
+     * clock read on the send path). */
     unsigned   held;
     unsigned   waiting;
-    unsigned   onesided;     /* blocking one-sided ops waiting for it */
+    unsigned   onesided;
     uint64_t   owed_ns;
     /* fragmented messages from this rank being reassembled: usually none
      * or one, more when several workers send large messages at once */
@@ -784,7 +786,6 @@ static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
 {
     gv_waiter_t w;
     gv_status_t status;
-
     int         waiting = 0;
 
     gv__wait_begin_send(&w);
@@ -1228,14 +1229,15 @@ unsigned gv__am_progress(void)
  * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp
  * and libfabric only the target's progress completes it. Not watched: a
  * flush to every rank (which rank holds it up is the transport's secret),
- * and mpi's one-sided operations, which wait inside MPI_Win_flush. Called from progress
- * (every 256 polls), it looks at most every WATCH_NS. Only time spent
- * polling counts: after a gap of WATCH_GAP_NS without a look (this rank
- * computed, or was stopped itself), every clock starts again, since
- * completions could not have been seen meanwhile. Transports share some
- * send resources among peers (MPI's and libfabric's request pools, UCX's
- * send budget), so a stuck rank can make sends to others wait too: the
- * rank named is the one holding unfinished messages longest, if any. */
+ * and mpi's one-sided operations, which wait inside MPI_Win_flush.
+ * Called from progress (every 256 polls), it looks at most every
+ * WATCH_NS. Only time spent polling counts: after a gap of WATCH_GAP_NS
+ * without a look (this rank computed, or was stopped itself), every clock
+ * starts again, since completions could not have been seen meanwhile.
+ * Transports share some send resources among peers (MPI's and
+ * libfabric's request pools, UCX's send budget), so a stuck rank can make
+ * sends to others wait too: the rank named is, if any, one that holds
+ * unfinished messages or blocking operations, the longest. */
 #define WATCH_NS     100000000ull
 #define WATCH_GAP_NS 1000000000ull
 
