@@ -84,8 +84,10 @@
  * returns credit with a header-only grant frame (byte 15 = OFI_GRANT, seq
  * = how many frames from that peer it has taken so far) once a quarter of
  * a window is taken. Grants have no seq and need no credit; one that meets
- * EAGAIN is retried by progress. A peer that grants nothing while we wait
- * for GV_TIMEOUT_S is declared failed, as one that accepts nothing is.
+ * EAGAIN is retried by progress. A peer that grants nothing, or accepts
+ * nothing (rxm retrying the connection to a dead peer answers EAGAIN for
+ * ever, shm's queue to it stays full), leaves our messages to it refused:
+ * the AM layer's watchdog names it after GV_TIMEOUT_S.
  *
  * A frame is rejected (logged and counted, never delivered) if it is
  * shorter than our header or longer than the job's largest frame, carries
@@ -262,7 +264,6 @@ typedef struct {
     int          grant_due;   /* a grant met EAGAIN: progress retries */
     ofi_stash_t *stash;       /* early frames, sorted by seq */
     size_t       outstanding; /* one-sided ops not yet complete */
-    uint64_t     eagain_since_ns; /* first of an unbroken run of EAGAIN */
 } ofi_peer_t;
 
 /* A flush waits for the one-sided ops issued before it, not for ones
@@ -473,37 +474,13 @@ static void op_put(ofi_t *o, ofi_op_t *op)
     o->free_ops   = op;
 }
 
-/* A send to dst that cannot go now: the provider's queue is full, or we
- * have no credit. A peer that died before (or while) we connect: rxm
- * retries the connection and answers EAGAIN forever, shm's queue to it
- * stays full, and it grants no credit. Nothing may hang forever, so a peer
- * that takes nothing for GV_TIMEOUT_S while we keep trying is declared
- * failed. */
-static gv_status_t peer_stalled(ofi_t *o, int dst)
-{
-    ofi_peer_t *p   = &o->peers[dst];
-    uint64_t    now = gv__now_ns();
-
-    if (p->eagain_since_ns == 0) {
-        p->eagain_since_ns = now;
-    } else if (now - p->eagain_since_ns > gv__timeout_ns()) {
-        p->eagain_since_ns = 0;
-        gv__peer_failed(dst, "ofi: provider %s: rank %d accepted nothing "
-                        "for %llu s (GV_TIMEOUT_S); its process is "
-                        "probably gone", prov_name(o), dst,
-                        (unsigned long long)gv__env.TIMEOUT_S);
-        return GV_ERR_UNREACHABLE;
-    }
-    return GV_ERR_NO_RESOURCE;
-}
-
 /* Translate a libfabric error from posting an operation. */
 static gv_status_t post_error(ofi_t *o, int dst, const char *what,
                               ssize_t ret)
 {
     if (ret == -FI_EAGAIN) {
         o->n_eagain++;
-        return peer_stalled(o, dst);
+        return GV_ERR_NO_RESOURCE;
     }
     if ((ret == -FI_ECONNREFUSED) || (ret == -FI_ECONNRESET) ||
         (ret == -FI_EHOSTUNREACH) || (ret == -FI_ENOTCONN) ||
@@ -1024,7 +1001,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     p = &o->peers[dst];
     if ((o->credits != 0) && (p->tx_seq - p->tx_taken >= o->credits)) {
         o->n_credit_stalls++;
-        return peer_stalled(o, dst);
+        return GV_ERR_NO_RESOURCE;
     }
 
     if (padded <= o->inject_size) {
@@ -1037,7 +1014,6 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         ret = fi_inject(o->ep, frame, padded, p->addr);
         if (ret != 0)
             return post_error(o, dst, "fi_inject", ret);
-        p->eagain_since_ns = 0;
         p->tx_seq++;
         o->n_tx++;
         return GV_OK;
@@ -1105,7 +1081,6 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         op_put(o, op);
         return post_error(o, dst, large ? "fi_tsendv" : "fi_sendv", ret);
     }
-    p->eagain_since_ns = 0;
     p->tx_seq++;
     o->n_tx++;
     o->n_large += (uint64_t)large;
@@ -1136,7 +1111,6 @@ static uint64_t raddr(const ofi_t *o, int dst, uint64_t off)
 /* Account an issued one-sided op; it completes in op_complete. */
 static gv_status_t rma_issued(ofi_t *o, ofi_op_t *op)
 {
-    o->peers[op->dst].eagain_since_ns = 0;
     o->peers[op->dst].outstanding++;
     o->total_outstanding++;
     op->rseq = o->rseq_next++;
