@@ -100,6 +100,18 @@ static gv_status_t check(uint32_t cap, const char *what, int rank,
     return GV_OK;
 }
 
+/* Wait for an operation that only @a rank's progress completes, owed to
+ * it meanwhile (the AM layer's watchdog names a rank that never does). */
+static gv_status_t wait_on(int rank, gv__wreq_t *r)
+{
+    gv_status_t status;
+
+    gv__am_owe(rank, 1, 0);
+    status = gv__wreq_wait(r);
+    gv__am_owe(rank, -1, 1);
+    return status;
+}
+
 static gv_status_t issued(gv_status_t status, int rank, const char *what)
 {
     if ((status == GV_OK) || (status == GV_INPROGRESS))
@@ -162,11 +174,8 @@ static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
         gv__wait_poll(&w);
     }
     gv__am_room(rank, -1);
-    if (status == GV_INPROGRESS) {
-        gv__am_owe(rank, 1, 0);
-        status = gv__wreq_wait(&r);
-        gv__am_owe(rank, -1, 1);
-    }
+    if (status == GV_INPROGRESS)
+        status = wait_on(rank, &r);
     return issued(status, rank, "remote atomic");
 }
 
@@ -236,10 +245,7 @@ gv_status_t gv_rma_flush(int rank)
         return GV_ERR_INVALID;
     }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
-    if (status == GV_INPROGRESS) {
-        gv__am_owe(rank, 1, 0);
-        status = gv__wreq_wait(&r);
-        gv__am_owe(rank, -1, 1);
-    }
+    if (status == GV_INPROGRESS)
+        status = wait_on(rank, &r);
     return issued(status, (rank < 0) ? 0 : rank, "flush");
 }
