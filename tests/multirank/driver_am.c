@@ -357,29 +357,38 @@ Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
     kill_one_of_four("shm", "", -1);
 }
 
-/* A rank that stops taking messages while messages wait for it is named
- * within GV_TIMEOUT_S, over every transport (the AM layer's watchdog). */
-static void stuck_receiver_named(const char *tl, const char *env,
-                                 const char *args)
+/* Run @a prog (rank 1 sleeps 30 s while rank 0 waits on it) over @a t
+ * with GV_TIMEOUT_S=5: the job must stop well before rank 1 wakes, with a
+ * message naming rank 1 and containing @a also (when not NULL). An exit of
+ * 77 skips the test when @a may_skip. */
+static void expect_stuck_named(const tl_cfg_t *t, const char *prog,
+                               const char *args, const char *also,
+                               int may_skip)
 {
     char   cmd[512], *out = NULL;
     double t0;
     int    rc;
 
+    if (!t->built)
+        cr_skip_test("transport %s was not built", t->label);
     /* GV_TIMEOUT_S also bounds start-up: 5 s leaves a loaded machine room
      * for that, and the job still stops well before rank 1 wakes (30 s). */
     snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s GV_TIMEOUT_S=5 "
-             "timeout -k 5 50 %s/bin/gvrun -n 2 %s/tests/multirank/mr_stuck "
-             "%s", tl, env, GV_BUILD_DIR, GV_BUILD_DIR, args);
+             "timeout -k 5 50 %s/bin/gvrun -n 2 %s/tests/multirank/%s %s",
+             t->name, t->env, GV_BUILD_DIR, GV_BUILD_DIR, prog, args);
     t0 = now_s();
     rc = drv_run(cmd, &out);
-    cr_expect(rc != 0 && rc != 124, "%s %s: exit %d:\n%s", tl, env, rc,
-              out ? out : "");
-    cr_expect(now_s() - t0 < 20.0, "%s %s: took %.1f s to stop", tl, env,
-              now_s() - t0);
+    if (may_skip && (rc == 77))
+        cr_skip_test("%s %s: %s", prog, t->label, out ? out : "");
+    cr_expect(rc != 0 && rc != 124, "%s %s: exit %d:\n%s", prog, t->label,
+              rc, out ? out : "");
+    cr_expect(now_s() - t0 < 20.0, "%s %s: took %.1f s to stop", prog,
+              t->label, now_s() - t0);
     cr_expect(out && strstr(out, "rank 1 took none of the messages sent to "
-                                 "it for 5 s"),
-              "%s %s: the message does not name rank 1:\n%s", tl, env,
+                                 "it for 5 s") &&
+                  ((also == NULL) || strstr(out, also)),
+              "%s %s: the message does not name rank 1%s%s:\n%s", prog,
+              t->label, also ? " and say " : "", also ? also : "",
               out ? out : "");
     free(out);
 }
@@ -399,11 +408,8 @@ ParameterizedTestParameters(fault, stuck_receiver_named)
 ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
 {
     /* the last one: tasks over shm */
-    const tl_cfg_t *t = &tls[(*k < (int)NTLS) ? *k : 1];
-
-    if (!t->built)
-        cr_skip_test("transport %s was not built", t->label);
-    stuck_receiver_named(t->name, t->env, (*k < (int)NTLS) ? "" : "--tasks");
+    expect_stuck_named(&tls[(*k < (int)NTLS) ? *k : 1], "mr_stuck",
+                       (*k < (int)NTLS) ? "" : "--tasks", NULL, 0);
 }
 
 /* A one-sided operation waiting for a stopped target is named too, over
@@ -412,36 +418,14 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
  * MPI_Win_flush, out of the watchdog's reach). */
 static void stuck_target_named(const char *label)
 {
-    const tl_cfg_t *t = NULL;
-    char            cmd[512], *out = NULL;
-    double          t0;
-    size_t          k;
-    int             rc;
+    size_t k;
 
     for (k = 0; k < NTLS; k++)
         if (strcmp(tls[k].label, label) == 0)
-            t = &tls[k];
-    cr_assert_not_null(t, "no transport configuration %s", label);
-    if (!t->built)
-        cr_skip_test("transport %s was not built", t->label);
-    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s GV_TIMEOUT_S=5 "
-             "timeout -k 5 50 %s/bin/gvrun -n 2 "
-             "%s/tests/multirank/mr_stuck_amo", t->name, t->env,
-             GV_BUILD_DIR, GV_BUILD_DIR);
-    t0 = now_s();
-    rc = drv_run(cmd, &out);
-    if (rc == 77)
-        cr_skip_test("%s: %s", t->label, out ? out : "");
-    cr_expect(rc != 0 && rc != 124, "%s: exit %d:\n%s", t->label, rc,
-              out ? out : "");
-    cr_expect(now_s() - t0 < 20.0, "%s: took %.1f s to stop", t->label,
-              now_s() - t0);
-    cr_expect(out && strstr(out, "rank 1 took none of the messages sent to "
-                                 "it for 5 s") &&
-                  strstr(out, "one-sided operations waiting to complete: 1"),
-              "%s: the message does not name rank 1 and its one-sided "
-              "operation:\n%s", t->label, out ? out : "");
-    free(out);
+            break;
+    cr_assert(k < NTLS, "no transport configuration %s", label);
+    expect_stuck_named(&tls[k], "mr_stuck_amo", "",
+                       "one-sided operations waiting to complete: 1", 1);
 }
 
 Test(fault, stuck_target_named_ucx_tcp, .timeout = 60)
