@@ -84,6 +84,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNITS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MR_SRCS  := $(wildcard tests/multirank/mr_*.c)
 MRS      := $(MR_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
+# LD_PRELOAD fault injection in front of a real library (UCX only).
+PRELOADS := $(if $(filter 1,$(UCX)),$(BUILD)/tests/multirank/preload_hang.so)
 DRIVER_SRCS := $(wildcard tests/multirank/driver*.c)
 DRIVERS  := $(DRIVER_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 # C++ references (Boost.Context) for perf/, built when Boost is there.
@@ -106,7 +108,7 @@ all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO)
 tools: $(BINS)
 perf: $(PERFS) $(PERFS_CXX)
-tests: $(MRS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS))
+tests: $(MRS) $(PRELOADS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -143,6 +145,9 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_A)
 $(BUILD)/tests/multirank/mr_%: tests/multirank/mr_%.c tests/multirank/mr.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+$(BUILD)/tests/multirank/preload_%.so: tests/multirank/preload_%.c
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -shared -o $@ $< -ldl
 $(BUILD)/perf/%: perf/%.cpp
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CXX) -O2 -g -Wall -Wextra -o $@ $< -lboost_context

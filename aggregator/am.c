@@ -707,9 +707,13 @@ am_recv_slow(int src, const void *data, size_t len)
  * included, goes to am_recv_slow(), which checks it all. */
 static void am_recv(void *arg, int src, const void *data, size_t len)
 {
-    gv_wire_hdr_t h;
+    gv__libcall_saved_t saved;
+    gv_wire_hdr_t       h;
 
     (void)arg;
+    /* Handlers run on the library's time but are not the library's: the
+     * monitor must not count a handler that computes. */
+    gv__lib_out(&saved);
     if (__builtin_expect(((unsigned)src < (unsigned)am.size) &&
                              (len >= sizeof(h)), 1)) {
         memcpy(&h, data, sizeof(h));
@@ -718,10 +722,12 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
             am.stats.tl_msgs_recv++;
             am.stats.tl_bytes_recv += len;
             dispatch(src, h.id, (const uint8_t *)data + sizeof(h), h.len);
+            gv__lib_back(&saved);
             return;
         }
     }
     am_recv_slow(src, data, len);
+    gv__lib_back(&saved);
 }
 
 /* ---- send ------------------------------------------------------------- */
@@ -1227,9 +1233,10 @@ unsigned gv__am_progress(void)
  * queue, UCX's and MPI's rendezvous wait for the receiver, libfabric's
  * shm keeps large messages in the sender's memory. A blocking one-sided
  * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp
- * and libfabric only the target's progress completes it. Not watched: a
- * flush to every rank (which rank holds it up is the transport's secret),
- * and mpi's one-sided operations, which wait inside MPI_Win_flush.
+ * and libfabric only the target's progress completes it. Not watched
+ * here: a flush to every rank (which rank holds it up is the transport's
+ * secret), and waits inside the library (mpi's one-sided operations wait
+ * inside MPI_Win_flush): the monitor thread (core/monitor.c) watches those.
  * Called from progress (every 256 polls), it looks at most every
  * WATCH_NS. Only time spent polling counts: after a gap of WATCH_GAP_NS
  * without a look (this rank computed, or was stopped itself), every clock

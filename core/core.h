@@ -95,6 +95,66 @@ void gv__wait_poll(gv_waiter_t *w);
 typedef unsigned (*gv_progress_hook_fn_t)(void);
 void gv__progress_hook_add(gv_progress_hook_fn_t fn);
 
+/* Calls into the network library that may wait inside it for a peer
+ * (MPI_Win_flush) or never return (a provider spinning in its progress).
+ * The AM watchdog cannot see these: it runs between polls. A monitor
+ * thread (core/monitor.c) reads this record; if the rank stays inside one
+ * call for GV_TIMEOUT_S it stops the job, naming the peer waited for, or
+ * this rank when no peer is known. seq changes on every transition, so
+ * an unchanged odd state across the monitor's looks means one call.
+ * Stores only: a few cycles per poll. */
+typedef struct {
+    uint64_t    seq;    /* bumped on every enter, leave, out and back */
+    int         inside; /* in a watched call, and not in a handler */
+    int         rank;   /* the peer the call waits for, or -1 */
+    const char *what;   /* the call, for the message */
+} gv__libcall_t;
+extern gv__libcall_t gv__libcall;
+
+static inline void gv__lib_enter(int rank, const char *what)
+{
+    __atomic_store_n(&gv__libcall.rank, rank, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.what, what, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.inside, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.seq, gv__libcall.seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void gv__lib_leave(void)
+{
+    __atomic_store_n(&gv__libcall.inside, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.seq, gv__libcall.seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Around our own code called back from inside the library (a message's
+ * handlers, which may compute as long as they like, or enter a watched
+ * call themselves): not the library's time. */
+typedef struct {
+    int         inside, rank;
+    const char *what;
+} gv__libcall_saved_t;
+
+static inline void gv__lib_out(gv__libcall_saved_t *s)
+{
+    s->inside = gv__libcall.inside;
+    s->rank   = gv__libcall.rank;
+    s->what   = gv__libcall.what;
+    __atomic_store_n(&gv__libcall.inside, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.seq, gv__libcall.seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void gv__lib_back(const gv__libcall_saved_t *s)
+{
+    __atomic_store_n(&gv__libcall.rank, s->rank, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.what, s->what, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.inside, s->inside, __ATOMIC_RELAXED);
+    __atomic_store_n(&gv__libcall.seq, gv__libcall.seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Start (gv_init, once the transport is up) and stop (gv_finalize) the
+ * monitor thread. */
+void gv__monitor_start(void);
+void gv__monitor_stop(void);
+
 /* Bind this rank (hwloc); print topology (gvinfo). */
 void gv__topo_bind(int local_rank, int local_size);
 void gv__topo_print(FILE *f);

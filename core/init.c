@@ -42,7 +42,9 @@ static inline unsigned progress(void)
 
     if (tl == NULL)
         return 0;
+    gv__lib_enter(-1, "the transport's progress");
     n = tl->ops->progress(tl);
+    gv__lib_leave();
     n += gv__am_progress();
     for (i = 0; i < nhooks; i++)
         n += hooks[i]();
@@ -283,6 +285,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         goto err_tl;
     heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;
+    gv__monitor_start();
     gv__task_init();
     gv__dsm_init();
     if (gv__env.INFO && (boot->rank == 0)) {
@@ -320,6 +323,7 @@ void gv_finalize(void)
     /* From here a peer closing its connection is expected. The boot
      * barrier makes sure every rank knows that before anyone closes. */
     gv__ctx.finalizing = 1;
+    gv__monitor_stop();
     gv__boot_barrier(gv__ctx.boot);
     gv__rma_fini();
     gv__tl_close(gv__ctx.tl);

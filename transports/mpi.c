@@ -733,7 +733,14 @@ static void stage_reset(mpi_tl_t *m)
 static gv_status_t flush_all(mpi_tl_t *m)
 {
     ERRBUF;
-    int rc = MPI_Win_flush_all(m->win);
+    int rc;
+
+    /* Over Open MPI's pt2pt window the flush waits for the targets'
+     * progress: the monitor names the target if there is only one. */
+    gv__lib_enter((m->ndirty == 1) ? m->dirty_list[0] : -1,
+                  "MPI_Win_flush_all");
+    rc = MPI_Win_flush_all(m->win);
+    gv__lib_leave();
 
     if (rc != MPI_SUCCESS) {
         gv_error("MPI_Win_flush_all failed: %s", ERRSTR(rc));
@@ -746,7 +753,11 @@ static gv_status_t flush_all(mpi_tl_t *m)
 static gv_status_t flush_one(mpi_tl_t *m, int dst)
 {
     ERRBUF;
-    int rc = MPI_Win_flush(dst, m->win);
+    int rc;
+
+    gv__lib_enter(dst, "MPI_Win_flush");
+    rc = MPI_Win_flush(dst, m->win);
+    gv__lib_leave();
 
     if (rc != MPI_SUCCESS) {
         gv_error("MPI_Win_flush to rank %d failed: %s", dst, ERRSTR(rc));

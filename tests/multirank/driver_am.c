@@ -108,6 +108,7 @@ static mr_case_t cases[] = {
     ALL_TLS("mr_dsm_bad", 2, "", 90),
     ALL_TLS_ENV("mr_dsm_bad", 2, "", 90, "GV_AMO=native"),
     ALL_TLS_ENV("mr_pause", 2, "", 60, "GV_TIMEOUT_S=3 GV_SPIN_US=0"),
+    ALL_TLS_ENV("mr_long_handler", 2, "", 60, "GV_TIMEOUT_S=3"),
     {0, "mr_tcp_stranger", 4, "", 90, ""},
     {1, "mr_shm_cleanup", 4, "", 60, ""},
 };
@@ -415,7 +416,7 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
 /* A one-sided operation waiting for a stopped target is named too, over
  * the transports whose atomics need the target's progress (over shm and
  * ucx/sm they complete without it; over mpi the wait is inside
- * MPI_Win_flush, out of the watchdog's reach). */
+ * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
 static void stuck_target_named(const char *label)
 {
     size_t k;
@@ -441,6 +442,51 @@ Test(fault, stuck_target_named_ofi_shm, .timeout = 60)
 Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
 {
     stuck_target_named("ofi/tcp;ofi_rxm");
+}
+
+/* A rank stuck inside its network library's progress (fault injected
+ * with LD_PRELOAD in front of real UCX: preload_hang.c) holds its only
+ * thread, so neither it nor its peer polls: the monitor thread stops the
+ * job within GV_TIMEOUT_S and names the rank. */
+Test(fault, stuck_in_library_named, .timeout = 60)
+{
+    char   cmd[1024], flag[64], line[64], *out = NULL;
+    double t0;
+    int    rc, r;
+
+    if (!GV_HAVE_UCX)
+        cr_skip_test("ucx was not built (the fault is injected into UCX)");
+    snprintf(flag, sizeof(flag), "/tmp/gv-hang-%d", (int)getpid());
+    rmdir(flag);
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=ucx UCX_TLS=sm,self GV_TIMEOUT_S=5 "
+             "GV_TEST_HANG_AFTER=100000 GV_TEST_HANG_FLAG=%s "
+             "LD_PRELOAD=%s/tests/multirank/preload_hang.so "
+             "timeout -k 5 50 %s/bin/gvrun -n 2 %s/perf/pingpong -s 8 -S 8 "
+             "-r 64", flag, GV_BUILD_DIR, GV_BUILD_DIR, GV_BUILD_DIR);
+    t0 = now_s();
+    rc = drv_run(cmd, &out);
+    rmdir(flag);
+    cr_assert_not_null(out);
+    cr_assert(strstr(out, "now stays inside ucp_worker_progress") != NULL,
+              "the fault was not injected (the run ended first?): exit "
+              "%d:\n%s", rc, out);
+    cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out);
+    cr_expect(now_s() - t0 < 20.0, "took %.1f s to stop:\n%s",
+              now_s() - t0, out);
+    for (r = 0; r < 2; r++) {
+        snprintf(line, sizeof(line), "gvrun: rank %d (pid", r);
+        if (strstr(out, line) != NULL)
+            break;
+    }
+    cr_assert(r < 2, "gvrun did not report which rank aborted:\n%s", out);
+    snprintf(line, sizeof(line), "rank %d was stuck for 5 s", r);
+    cr_expect(strstr(out, line) && strstr(out, "(GV_TIMEOUT_S) inside the "
+                                               "transport's progress "
+                                               "(transport ucx)"),
+              "the message does not name rank %d stuck in the library:\n%s",
+              r, out);
+    free(out);
 }
 
 /* Every rank aborts at once and is gone before gvrun's short wait for a

@@ -259,6 +259,35 @@ Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
     free(out);
 }
 
+/* A one-sided wait inside the library: over Open MPI's pt2pt window a
+ * fetch-add completes in MPI_Win_flush only when the target progresses,
+ * and rank 1 sleeps (mr_stuck_amo). The AM watchdog cannot run while
+ * MPI_Win_flush holds the thread; the monitor thread names rank 1. */
+Test(mpirun, stuck_target_named_mpi, .timeout = 90)
+{
+    const cfg_t *c = &cfgs[6];
+    char         cmd[1024], *out = NULL;
+    double       t0, elapsed;
+    int          rc;
+
+    skip_unless_runnable(c, "mr_stuck_amo");
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=%s GV_TIMEOUT_S=5 GV_WARN_UNUSED_ENV=0 "
+             MPIRUN_ENV " timeout -k 5 50 mpirun -np 2 %s --mca osc pt2pt "
+             "%s/tests/multirank/mr_stuck_amo", c->tl, c->mca, GV_BUILD_DIR);
+    t0      = now_s();
+    rc      = drv_run(cmd, &out);
+    elapsed = now_s() - t0;
+    cr_assert_not_null(out);
+    cr_expect((rc != 0) && (rc != 124), "exit %d:\n%s", rc, out);
+    cr_expect(elapsed < 20.0, "took %.1f s to stop:\n%s", elapsed, out);
+    cr_expect(strstr(out, "rank 1 failed or is unreachable (mpi): this rank "
+                          "waited 5 s (GV_TIMEOUT_S) inside MPI_Win_flush "
+                          "for it") != NULL,
+              "no message names rank 1:\n%s", out);
+    free(out);
+}
+
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
 
 Test(mpirun, gvrun_refuses_mpi_transport, .timeout = 90)

@@ -4,8 +4,8 @@
  * transports whose atomics need the target's progress (UCX over TCP,
  * libfabric, MPI's pt2pt window) the operation cannot complete while
  * rank 1 sleeps: run with a short GV_TIMEOUT_S, the job must stop with a
- * message naming rank 1 (not over mpi, whose wait is inside
- * MPI_Win_flush, out of the watchdog's reach). Over shm and ucx/sm the
+ * message naming rank 1 (over mpi the wait is inside MPI_Win_flush, where
+ * the monitor thread names it). Over shm and ucx/sm the
  * atomics complete without rank 1, which is not an error: the program
  * then exits 0. SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
