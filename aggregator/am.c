@@ -115,6 +115,9 @@ typedef struct nbi_req {
     uint8_t         hdr[sizeof(gv_wire_frag_t)];
 } nbi_req_t;
 
+/* Record bytes of the lone area: an 8-byte request is 12. */
+#define LONE_MAX 120
+
 /* Barrier waves: a reduction up a binary tree, a broadcast down. */
 enum { CTRL_UP = 1, CTRL_DOWN = 2 };
 typedef struct {
@@ -146,6 +149,18 @@ static struct {
     int           nbacklog;
     int          *openlist;       /* ranks with an open batch */
     int           nopen;
+    /* The lone area: the first small message to a rank with nothing
+     * queued (a request, a reply) goes here instead of into a batch, and
+     * a flush hands it to the transport as it is, with no queue to keep.
+     * One rank at a time; more messages to it append until it is full,
+     * and then, or when anything else is sent to that rank, it becomes an
+     * open batch (lone_promote). Only over transports that copy frames
+     * this small (max_inline), so it is free again once am_send returns. */
+    int           lone_dst;       /* its rank, or -1 */
+    size_t        lone_cap;       /* record bytes it takes; 0: not used */
+    uint64_t      lone_ns;        /* when progress first saw it */
+    gv_req_t      lone_req;       /* never completes (max_inline) */
+    uint64_t      lone[(HEADROOM + LONE_MAX) / 8]; /* header room, records */
     out_msg_t    *free_batches;
     unsigned      nfree_batches;
     nbi_req_t    *nbi_free;       /* spare gv_am_send_nbi() requests */
@@ -346,6 +361,39 @@ static inline void remove_open(int dst)
     p->dirty                  = 0;
 }
 
+#define LONE_DATA ((uint8_t *)am.lone + HEADROOM)
+
+/* The lone area's records become dst's open batch, the head of its queue
+ * (the area is used only while that queue is empty, and everything that
+ * queues or sends to its rank calls lone_settle() first). */
+static void __attribute__((noinline)) lone_promote(void)
+{
+    int        dst = am.lone_dst;
+    cursor_t  *c   = &gv__am_hot.cur[dst];
+    size_t     len = (size_t)(c->pos - LONE_DATA);
+    out_msg_t *m   = batch_pop();
+
+    if (m == NULL)
+        m = msg_alloc(am.agg_bytes, 1);
+    am.lone_dst = -1;
+    open_batch(&am.peers[dst], dst, m);
+    memcpy(c->pos, LONE_DATA, len);
+    c->pos += len;
+}
+
+static void lone_req_cb(gv_req_t *req, gv_status_t status)
+{
+    (void)req;
+    gv_fatal("transport %s completed a frame it had to copy (max_inline): "
+             "%s", am.tl->ops->name, gv_status_str(status));
+}
+
+static inline void lone_settle(int dst)
+{
+    if (__builtin_expect(am.lone_dst == dst, 0))
+        lone_promote();
+}
+
 static void close_open(peer_t *p)
 {
     out_msg_t *m = p->open;
@@ -365,6 +413,8 @@ static void close_open(peer_t *p)
 static void enqueue_single(int dst, out_msg_t *m)
 {
     peer_t *p = &am.peers[dst];
+
+    lone_settle(dst);
 
     if (p->open != NULL) {
         close_open(p);
@@ -436,6 +486,7 @@ static void ship_open(int dst)
 {
     peer_t *p = &am.peers[dst];
 
+    lone_settle(dst);
     if (p->open != NULL) {
         close_open(p);
         remove_open(dst);
@@ -498,6 +549,49 @@ static void flush_peer(int dst, uint64_t *reason_counter)
     if (p->dirty)
         remove_open(dst);
     ship(dst);
+}
+
+/* Hand the lone area to the transport as one frame: one record alone as a
+ * plain message (as ship_lone() sends it), more as a batch. If the
+ * transport has no room, the records become an open batch, which the
+ * caller's flush of the open list then queues. */
+static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
+{
+    int           dst = am.lone_dst;
+    cursor_t     *c   = &gv__am_hot.cur[dst];
+    size_t        len = (size_t)(c->pos - LONE_DATA);
+    uint8_t      *f   = LONE_DATA - HEADROOM;
+    size_t        flen = HEADROOM + len;
+    gv_wire_hdr_t h   = {GV_WIRE_BATCH, 0, 0, (uint32_t)len};
+    uint16_t      rec[2];
+    gv_status_t   status;
+
+    memcpy(rec, LONE_DATA, sizeof(rec));
+    if ((rec[1] != GV_WIRE_LONG_REC) && (gv_wire_pad4(4 + rec[1]) == len)) {
+        h.type = GV_WIRE_AM;
+        h.id   = rec[0];
+        h.len  = rec[1];
+        f      = LONE_DATA + 4 - sizeof(h);
+        flen   = sizeof(h) + rec[1];
+    }
+    memcpy(f, &h, sizeof(h));
+    status = am.tl->ops->am_send(am.tl, dst, f, 0, f, flen, &am.lone_req);
+    if (status == GV_ERR_NO_RESOURCE) {
+        memcpy(LONE_DATA, rec, sizeof(rec)); /* the header overwrote it */
+        lone_promote();
+        return;
+    }
+    if (status == GV_INPROGRESS)
+        gv_fatal("transport %s kept a %zu-byte frame after am_send, within "
+                 "the %zu bytes it promised to copy (max_inline)",
+                 am.tl->ops->name, flen, am.max_inline);
+    c->pos = c->end = NULL;
+    am.lone_dst     = -1;
+    (*reason_counter)++;
+    am.stats.tl_msgs_sent++;
+    am.stats.tl_bytes_sent += flen;
+    if ((status != GV_OK) && !gv__ctx.finalizing)
+        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
 }
 
 /* Outside handlers, a sender whose queue to dst grew long progresses until
@@ -1046,14 +1140,23 @@ gv_status_t gv__am_send_u64_slow(int dst, gv_am_id_t id, uint64_t value)
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len)
 {
-    cursor_t  *c = &gv__am_hot.cur[dst];
-    out_msg_t *m = batch_pop();
+    cursor_t  *c   = &gv__am_hot.cur[dst];
+    size_t     rec = gv_wire_pad4(4 + len);
+    out_msg_t *m;
 
-    if (m == NULL)
-        return send_slow(dst, id, payload, len);
-    open_batch(&am.peers[dst], dst, m);
+    if ((am.lone_dst < 0) && (rec <= am.lone_cap) &&
+        (am.peers[dst].head == NULL)) {
+        am.lone_dst = dst;
+        am.lone_ns  = 0;
+        c->pos      = LONE_DATA;
+        c->end      = LONE_DATA + am.lone_cap;
+    } else {
+        if ((m = batch_pop()) == NULL)
+            return send_slow(dst, id, payload, len);
+        open_batch(&am.peers[dst], dst, m);
+    }
     rec_put_small(c->pos, id, payload, len);
-    c->pos += gv_wire_pad4(4 + len);
+    c->pos += rec;
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
     return GV_OK;
@@ -1084,6 +1187,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
         self_push(id, payload, len);
         return GV_OK;
     }
+    lone_settle(dst);
     p   = &am.peers[dst];
     rec = gv_wire_rec_size(len);
     if (am.aggregate && (rec <= am.batch_max_rec)) {
@@ -1163,12 +1267,16 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
 
 void gv_flush(void)
 {
+    if (am.lone_dst >= 0)
+        lone_ship(&am.stats.flush_explicit);
     while (am.nopen > 0)
         flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_explicit);
 }
 
 void gv__am_idle(void)
 {
+    if (am.lone_dst >= 0)
+        lone_ship(&am.stats.flush_idle);
     while (am.nopen > 0)
         flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_idle);
 }
@@ -1193,8 +1301,16 @@ static unsigned __attribute__((noinline)) am_progress_work(void)
             i++;
         }
     }
-    if (am.nopen > 0) {
+    if ((am.nopen > 0) || (am.lone_dst >= 0)) {
         uint64_t now = gv__now_ns();
+        if (am.lone_dst >= 0) {
+            if (am.lone_ns == 0) {
+                am.lone_ns = now;
+            } else if (now - am.lone_ns >= am.timeout_ns) {
+                lone_ship(&am.stats.flush_timeout);
+                n++;
+            }
+        }
         for (i = 0; i < am.nopen;) {
             int dst = am.openlist[i];
             if (am.peers[dst].open_ns == 0) {
@@ -1217,7 +1333,7 @@ unsigned gv__am_progress(void)
      * case, and it should cost a few loads, not the prologue of the
      * work. */
     if ((gv__am_hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
-        (am.nopen == 0))
+        (am.nopen == 0) && (am.lone_dst < 0))
         return 0;
     return am_progress_work();
 }
@@ -1510,6 +1626,15 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.open_small    = am.aggregate &&
                     (gv_wire_rec_size(FAST_MAX) <= am.batch_max_rec);
     am.timeout_ns    = gv__env.AGG_TIMEOUT_US * 1000ull;
+    /* The lone area needs a transport that copies its frames (see am). */
+    am.lone_dst = -1;
+    am.lone_cap = 0;
+    if (am.open_small && (am.max_inline > HEADROOM + gv_wire_rec_size(8)))
+        am.lone_cap = (am.max_inline - HEADROOM < LONE_MAX)
+                          ? ((am.max_inline - HEADROOM) & ~(size_t)3)
+                          : LONE_MAX;
+    am.lone_req.cb   = lone_req_cb;
+    am.lone_req.arg  = NULL;
     am.peers         = gv_calloc((size_t)am.size, sizeof(*am.peers));
     am.backlog       = gv_calloc((size_t)am.size, sizeof(int));
     am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
@@ -1556,6 +1681,7 @@ void gv__am_fini(void)
     gv_free(am.self_buf);
     gv_free(gv__am_hot.cur);
     am.peers        = NULL;
+    am.lone_dst     = -1;
     am.self_buf     = NULL;
     am.tl           = NULL;
     am.size         = 0;
