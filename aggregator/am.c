@@ -1349,10 +1349,10 @@ unsigned gv__am_progress(void)
  * queue, UCX's and MPI's rendezvous wait for the receiver, libfabric's
  * shm keeps large messages in the sender's memory. A blocking one-sided
  * operation waiting for a rank (rma.c) is owed to it too: over UCX's tcp
- * and libfabric only the target's progress completes it. Not watched
- * here: a flush to every rank (which rank holds it up is the transport's
- * secret), and waits inside the library (mpi's one-sided operations wait
- * inside MPI_Win_flush): the monitor thread (core/monitor.c) watches those.
+ * and libfabric only the target's progress completes it (a flush to
+ * every rank is one flush per rank, each owed to its rank). Not watched
+ * here: waits inside the library (mpi's one-sided operations wait inside
+ * MPI_Win_flush): the monitor thread (core/monitor.c) watches those.
  * Called from progress (every 256 polls), it looks at most every
  * WATCH_NS. Only time spent polling counts: after a gap of WATCH_GAP_NS
  * without a look (this rank computed, or was stopped itself), every clock

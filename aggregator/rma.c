@@ -7,24 +7,69 @@
 #include "aggregator/rma_internal.h"
 #include <grapevine/rma.h>
 
+/* One rank's part of a flush to every rank. */
+typedef struct {
+    gv_req_t    req; /* first: the transport calls back with &req */
+    int         rank;
+    gv_status_t status;
+    int        *left; /* the flush's count of parts not yet completed */
+} flush_req_t;
+
 static struct {
-    gv_tl_t *tl;
-    uint8_t *heap;
-    size_t   len;
-    size_t   brk;       /* next free byte of the bump allocator */
+    gv_tl_t     *tl;
+    uint8_t     *heap;
+    size_t       len;
+    size_t       brk;      /* next free byte of the bump allocator */
+    /* Ranks with operations issued since a flush covered them: a flush to
+     * every rank flushes each of them, so that the AM watchdog can name
+     * the one that never completes (a whole flush does not say which). */
+    uint8_t     *pending;
+    int         *plist;
+    int          npending;
 } rma;
 
 void gv__rma_start(gv_tl_t *tl, void *heap, size_t len)
 {
-    rma.tl   = tl;
-    rma.heap = heap;
-    rma.len  = len;
-    rma.brk  = 0;
+    rma.tl       = tl;
+    rma.heap     = heap;
+    rma.len      = len;
+    rma.brk      = 0;
+    rma.pending  = gv_calloc((size_t)tl->size, 1);
+    rma.plist    = gv_calloc((size_t)tl->size, sizeof(int));
+    rma.npending = 0;
 }
 
 void gv__rma_fini(void)
 {
     rma.tl = NULL;
+    gv_free(rma.pending);
+    gv_free(rma.plist);
+    rma.pending  = NULL;
+    rma.plist    = NULL;
+    rma.npending = 0;
+}
+
+static inline void pending_mark(int rank)
+{
+    if (!rma.pending[rank]) {
+        rma.pending[rank]            = 1;
+        rma.plist[rma.npending++] = rank;
+    }
+}
+
+static void pending_clear(int rank)
+{
+    int i;
+
+    if (!rma.pending[rank])
+        return;
+    rma.pending[rank] = 0;
+    for (i = 0; i < rma.npending; i++) {
+        if (rma.plist[i] == rank) {
+            rma.plist[i] = rma.plist[--rma.npending];
+            break;
+        }
+    }
 }
 
 gv_status_t gv_sym_alloc(size_t len, size_t align, uint64_t *off_p)
@@ -149,6 +194,8 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
         gv__wait_poll(&w);
     }
     gv__am_room(rank, -1);
+    if ((status == GV_OK) || (status == GV_INPROGRESS))
+        pending_mark(rank);
     return issued(status, rank, "remote atomic");
 }
 
@@ -210,6 +257,8 @@ gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
+    if ((status == GV_OK) || (status == GV_INPROGRESS))
+        pending_mark(rank);
     return issued(status, rank, "put");
 }
 
@@ -226,7 +275,74 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
+    if ((status == GV_OK) || (status == GV_INPROGRESS))
+        pending_mark(rank);
     return issued(status, rank, "get");
+}
+
+static void flush_cb(gv_req_t *req, gv_status_t status)
+{
+    flush_req_t *f = (flush_req_t *)req;
+
+    f->status = status;
+    gv__am_owe(f->rank, -1, 1);
+    (*f->left)--;
+}
+
+static int none_left(void *arg)
+{
+    return *(int *)arg == 0;
+}
+
+/* A flush to every rank with operations pending: one flush per rank, all
+ * issued before any is waited for, each owed to its rank until it
+ * completes, so that the AM watchdog names a rank that never completes
+ * its part. (A transport whose flush completes inside the call, mpi, runs
+ * them one after another; the monitor thread watches those.) The ranks
+ * leave the pending set before their flush starts: operations issued
+ * meanwhile (by handlers, or a nested flush from a progress hook) mark
+ * them again for the next flush. Re-entrant: its state is its own. */
+static gv_status_t flush_each(void)
+{
+    flush_req_t local[8], *fr = local;
+    gv_status_t status = GV_OK, s;
+    int         i, n = rma.npending, left = 0;
+
+    if (n > 8)
+        fr = gv_malloc((size_t)n * sizeof(*fr));
+    for (i = 0; i < n; i++) {
+        fr[i].rank                 = rma.plist[i];
+        rma.pending[fr[i].rank] = 0;
+    }
+    rma.npending = 0;
+    for (i = 0; i < n; i++) {
+        flush_req_t *f = &fr[i];
+
+        f->req.cb  = flush_cb;
+        f->req.arg = NULL;
+        f->status  = GV_OK;
+        f->left    = &left;
+        gv__am_owe(f->rank, 1, 0);
+        left++;
+        s = rma.tl->ops->flush(rma.tl, f->rank, &f->req);
+        if (s != GV_INPROGRESS) {
+            left--;
+            gv__am_owe(f->rank, -1, 1);
+            f->status = s;
+        }
+    }
+    gv_wait(none_left, &left);
+    for (i = 0; i < n; i++) {
+        s = issued(fr[i].status, fr[i].rank, "flush");
+        if (s != GV_OK) {
+            pending_mark(fr[i].rank);
+            if (status == GV_OK)
+                status = s;
+        }
+    }
+    if (fr != local)
+        gv_free(fr);
+    return status;
 }
 
 gv_status_t gv_rma_flush(int rank)
@@ -244,8 +360,16 @@ gv_status_t gv_rma_flush(int rank)
                  rma.tl->size - 1);
         return GV_ERR_INVALID;
     }
+    if (rank < 0) {
+        if (rma.npending > 0)
+            return flush_each();
+    } else {
+        pending_clear(rank); /* before: ops issued meanwhile mark it again */
+    }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
     if (status == GV_INPROGRESS)
         status = wait_on(rank, &r);
+    if ((status != GV_OK) && (rank >= 0))
+        pending_mark(rank);
     return issued(status, (rank < 0) ? 0 : rank, "flush");
 }

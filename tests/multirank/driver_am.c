@@ -417,7 +417,7 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
  * the transports whose atomics need the target's progress (over shm and
  * ucx/sm they complete without it; over mpi the wait is inside
  * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
-static void stuck_target_named(const char *label)
+static void stuck_target_named(const char *label, const char *args)
 {
     size_t k;
 
@@ -425,23 +425,23 @@ static void stuck_target_named(const char *label)
         if (strcmp(tls[k].label, label) == 0)
             break;
     cr_assert(k < NTLS, "no transport configuration %s", label);
-    expect_stuck_named(&tls[k], "mr_stuck_amo", "",
+    expect_stuck_named(&tls[k], "mr_stuck_amo", args,
                        "one-sided operations waiting to complete: 1", 1);
 }
 
 Test(fault, stuck_target_named_ucx_tcp, .timeout = 60)
 {
-    stuck_target_named("ucx/tcp");
+    stuck_target_named("ucx/tcp", "");
 }
 
 Test(fault, stuck_target_named_ofi_shm, .timeout = 60)
 {
-    stuck_target_named("ofi/shm");
+    stuck_target_named("ofi/shm", "");
 }
 
 Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
 {
-    stuck_target_named("ofi/tcp;ofi_rxm");
+    stuck_target_named("ofi/tcp;ofi_rxm", "");
 }
 
 /* A rank stuck inside its network library's progress (fault injected
@@ -487,6 +487,19 @@ Test(fault, stuck_in_library_named, .timeout = 60)
               "the message does not name rank %d stuck in the library:\n%s",
               r, out);
     free(out);
+}
+
+/* The same adds issued without waiting and completed by a flush to every
+ * rank: one flush per rank with operations pending, so the rank that
+ * never completes its part is named (a whole flush does not say which). */
+Test(fault, stuck_flush_all_named_ucx_tcp, .timeout = 60)
+{
+    stuck_target_named("ucx/tcp", "--flush-all");
+}
+
+Test(fault, stuck_flush_all_named_ofi_rxm, .timeout = 60)
+{
+    stuck_target_named("ofi/tcp;ofi_rxm", "--flush-all");
 }
 
 /* Every rank aborts at once and is gone before gvrun's short wait for a

@@ -5,7 +5,9 @@
  * libfabric, MPI's pt2pt window) the operation cannot complete while
  * rank 1 sleeps: run with a short GV_TIMEOUT_S, the job must stop with a
  * message naming rank 1 (over mpi the wait is inside MPI_Win_flush, where
- * the monitor thread names it). Over shm and ucx/sm the
+ * the monitor thread names it). With --flush-all the adds are issued
+ * without waiting (gv_amo64) and completed by a flush to every rank.
+ * Over shm and ucx/sm the
  * atomics complete without rank 1, which is not an error: the program
  * then exits 0. SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
@@ -14,9 +16,10 @@ int main(int argc, char **argv)
 {
     uint64_t off, old = 0;
     double   t0, took = 0;
-    int      i;
+    int      i, flush_all;
 
     mr_init(&argc, &argv);
+    flush_all = (argc > 1) && (strcmp(argv[1], "--flush-all") == 0);
     if (gv_nranks() != 2)
         mr_skip("needs exactly 2 ranks");
     if (gv_sym_alloc(8, 8, &off) != GV_OK)
@@ -27,10 +30,14 @@ int main(int argc, char **argv)
     } else {
         t0 = gv_wtime();
         for (i = 0; i < 1000; i++) {
-            gv_status_t s = gv_amo64_fetch_add(1, off, 1, &old);
+            gv_status_t s = flush_all
+                                ? gv_amo64(GV_AMO_ADD, 1, off, 1, 0, NULL)
+                                : gv_amo64_fetch_add(1, off, 1, &old);
             if (s == GV_ERR_UNSUPPORTED)
                 mr_skip("no native atomics");
             MR_OK(s);
+            if (flush_all && ((i % 100) == 99))
+                MR_OK(gv_rma_flush(-1));
         }
         took = gv_wtime() - t0;
     }
