@@ -262,8 +262,9 @@ Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
 /* A one-sided wait inside the library: over Open MPI's pt2pt window a
  * fetch-add completes in MPI_Win_flush only when the target progresses,
  * and rank 1 sleeps (mr_stuck_amo). The AM watchdog cannot run while
- * MPI_Win_flush holds the thread; the monitor thread names rank 1. */
-Test(mpirun, stuck_target_named_mpi, .timeout = 90)
+ * MPI_Win_flush holds the thread; the monitor thread names rank 1. With
+ * --flush-all the adds wait in a flush to every rank. */
+static void stuck_target_named_mpi(const char *args)
 {
     const cfg_t *c = &cfgs[6];
     char         cmd[1024], *out = NULL;
@@ -274,7 +275,8 @@ Test(mpirun, stuck_target_named_mpi, .timeout = 90)
     snprintf(cmd, sizeof(cmd),
              "env GV_TRANSPORT=%s GV_TIMEOUT_S=5 GV_WARN_UNUSED_ENV=0 "
              MPIRUN_ENV " timeout -k 5 50 mpirun -np 2 %s --mca osc pt2pt "
-             "%s/tests/multirank/mr_stuck_amo", c->tl, c->mca, GV_BUILD_DIR);
+             "%s/tests/multirank/mr_stuck_amo %s", c->tl, c->mca, GV_BUILD_DIR,
+             args);
     t0      = now_s();
     rc      = drv_run(cmd, &out);
     elapsed = now_s() - t0;
@@ -286,6 +288,16 @@ Test(mpirun, stuck_target_named_mpi, .timeout = 90)
                           "for it") != NULL,
               "no message names rank 1:\n%s", out);
     free(out);
+}
+
+Test(mpirun, stuck_target_named_mpi, .timeout = 90)
+{
+    stuck_target_named_mpi("");
+}
+
+Test(mpirun, stuck_flush_all_named_mpi, .timeout = 90)
+{
+    stuck_target_named_mpi("--flush-all");
 }
 
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
