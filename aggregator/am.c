@@ -175,7 +175,7 @@ static struct {
     wave_slot_t   slot[2];
     gv_am_stats_t stats;
     unsigned      rejects_logged;
-} am;
+} am = {.lone_dst = -1}; /* gv_flush() before gv_init() finds nothing */
 
 /* ---- buffers ---------------------------------------------------------- */
 
@@ -890,7 +890,10 @@ static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
 
     gv__wait_begin_send(&w);
     for (;;) {
-        if (am.peers[dst].head != NULL) {
+        /* Something queued to dst (or in the lone area, from a handler
+         * that ran while we waited) goes first: the caller queues this
+         * behind it. */
+        if ((am.peers[dst].head != NULL) || (am.lone_dst == dst)) {
             status = GV_ERR_NO_RESOURCE;
             break;
         }
@@ -1206,6 +1209,9 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
             am.stats.flush_full++;
             ship(dst);
             drain_to(dst, am.credits);
+            /* The wait may have sent to dst from a handler or a hook into
+             * the lone area: its records go first. */
+            lone_settle(dst);
         }
         if (len <= FAST_MAX) {
             rec_put_small(c->pos, id, payload, len);
@@ -1580,6 +1586,7 @@ void gv__am_params(gv_tl_params_t *params)
 
 gv_status_t gv__am_start(gv_tl_t *tl)
 {
+    am.lone_dst   = -1;
     am.tl         = tl;
     am.rank       = tl->rank;
     am.size       = tl->size;
@@ -1627,7 +1634,6 @@ gv_status_t gv__am_start(gv_tl_t *tl)
                     (gv_wire_rec_size(FAST_MAX) <= am.batch_max_rec);
     am.timeout_ns    = gv__env.AGG_TIMEOUT_US * 1000ull;
     /* The lone area needs a transport that copies its frames (see am). */
-    am.lone_dst = -1;
     am.lone_cap = 0;
     if (am.open_small && (am.max_inline > HEADROOM + gv_wire_rec_size(8)))
         am.lone_cap = (am.max_inline - HEADROOM < LONE_MAX)

@@ -5,14 +5,17 @@
 #include "core/boot_mpi.h"
 #include "core/core.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
-    MPI_Comm comm;
-    int      we_initialized; /* we called MPI_Init, so we finalize */
+    MPI_Comm  comm;
+    int       we_initialized; /* we called MPI_Init, so we finalize */
+    pthread_t main_thread;    /* the one that calls MPI */
 } boot_mpi_t;
 
 /* The transport finds the communicator here (core/boot_mpi.h). */
@@ -130,9 +133,14 @@ static void mpi_abort(gv_boot_t *boot, int code, const char *msg)
     boot_mpi_t *b = boot->ctx;
 
     /* The core has printed msg with our rank; mpirun prints that this rank
-     * called MPI_Abort and stops the other ranks. */
+     * called MPI_Abort and stops the other ranks. The monitor thread
+     * (core/monitor.c) must not call MPI (MPI_THREAD_SINGLE, and the main
+     * thread is inside MPI): it exits, and mpirun stops the job for a rank
+     * that exited non-zero. */
     fflush(stdout);
     fflush(stderr);
+    if (!pthread_equal(pthread_self(), b->main_thread))
+        _exit((code != 0) ? code : 1);
     MPI_Abort(b->comm, (code != 0) ? code : 1);
 }
 
@@ -166,6 +174,7 @@ gv_status_t gv__boot_mpi_init(gv_boot_t *boot)
     char        err[MPI_MAX_ERROR_STRING + 32];
     int         inited = 0, finalized = 0, provided, rc;
 
+    b->main_thread = pthread_self();
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
     if (finalized) {
@@ -185,7 +194,8 @@ gv_status_t gv__boot_mpi_init(gv_boot_t *boot)
         if (getenv("OMPI_MCA_osc") == NULL)
             setenv("OMPI_MCA_osc", "^rdma", 0);
 #endif
-        /* Grapevine starts no threads and calls MPI from one. Open MPI
+        /* Grapevine calls MPI from one thread: its only other thread, the
+         * monitor (core/monitor.c), makes no MPI call. Open MPI
          * takes a mutex for every match, receive start and send at any
          * level above MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED included. A
          * program that runs threads of its own initializes MPI itself,

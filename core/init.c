@@ -186,10 +186,10 @@ void gv__job_abort(int code, const char *msg)
 {
     static int aborting;
 
-    if (!aborting && (gv__ctx.boot != NULL)) {
-        aborting = 1;
+    /* The monitor thread may abort while the main thread does. */
+    if (!__atomic_exchange_n(&aborting, 1, __ATOMIC_ACQ_REL) &&
+        (gv__ctx.boot != NULL))
         gv__ctx.boot->ops->abort(gv__ctx.boot, code, msg);
-    }
     fflush(stdout);
     _exit((code != 0) ? code : 1);
 }

@@ -114,14 +114,29 @@ static void *monitor_main(void *arg)
     return NULL;
 }
 
+/* A child forked after gv_init has no monitor thread (fork copies only
+ * the caller's), and the lock may have been held at the fork. */
+static void monitor_atfork_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+
+    mon.lock    = fresh;
+    mon.running = 0;
+}
+
 void gv__monitor_start(void)
 {
+    static int         atfork;
     pthread_condattr_t attr;
     sigset_t           all, old;
     int                rc;
 
     if (mon.running)
         return;
+    if (!atfork) {
+        atfork = 1;
+        pthread_atfork(NULL, NULL, monitor_atfork_child);
+    }
     /* Waits measure CLOCK_MONOTONIC, as everything else here does. */
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

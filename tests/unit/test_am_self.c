@@ -113,6 +113,18 @@ static char *read_stderr(void)
     return buf;
 }
 
+/* Flushing and progressing outside gv_init .. gv_finalize do nothing (the
+ * first lone area crashed in gv_flush before gv_init). */
+Test(am_self, flush_outside_init_is_harmless)
+{
+    gv_flush();
+    cr_assert_eq(gv_progress(), 0);
+    cr_assert_eq(gv_init(NULL, NULL), GV_OK);
+    gv_finalize();
+    gv_flush();
+    cr_assert_eq(gv_progress(), 0);
+}
+
 Test(am_self, unknown_transport_lists_available, .init = cr_redirect_stderr)
 {
     setenv("GV_TRANSPORT", "ucxx", 1);
