@@ -233,30 +233,40 @@ Test(mpirun, kill_rank_ofi, .timeout = 150)
     kill_rank_2(3);
 }
 
-/* A rank that stops taking messages is named within GV_TIMEOUT_S under
- * mpirun too (mr_stuck: rank 1 sleeps while rank 0 sends to it). */
-Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
+/* Run @a prog @a args with GV_TIMEOUT_S=5 under mpirun over configuration
+ * @a c (plus @a mca): the job must stop within 20 s, non-zero, with a
+ * line that contains @a named. */
+static void expect_stuck_mpi(const cfg_t *c, const char *mca,
+                             const char *prog, const char *args,
+                             const char *named)
 {
-    const cfg_t *c = &cfgs[5];
-    char         cmd[1024], *out = NULL;
-    double       t0, elapsed;
-    int          rc;
+    char   cmd[1024], *out = NULL;
+    double t0, elapsed;
+    int    rc;
 
-    skip_unless_runnable(c, "mr_stuck");
+    skip_unless_runnable(c, prog);
     snprintf(cmd, sizeof(cmd),
              "env GV_TRANSPORT=%s GV_TIMEOUT_S=5 GV_WARN_UNUSED_ENV=0 "
-             MPIRUN_ENV " timeout -k 5 50 mpirun -np 2 %s "
-             "%s/tests/multirank/mr_stuck", c->tl, c->mca, GV_BUILD_DIR);
+             MPIRUN_ENV " timeout -k 5 50 mpirun -np 2 %s %s "
+             "%s/tests/multirank/%s %s", c->tl, c->mca, mca, GV_BUILD_DIR,
+             prog, args);
     t0      = now_s();
     rc      = drv_run(cmd, &out);
     elapsed = now_s() - t0;
     cr_assert_not_null(out);
     cr_expect((rc != 0) && (rc != 124), "exit %d:\n%s", rc, out);
     cr_expect(elapsed < 20.0, "took %.1f s to stop:\n%s", elapsed, out);
-    cr_expect(strstr(out, "rank 1 took none of the messages sent to it for "
-                          "5 s") != NULL,
-              "no message names rank 1:\n%s", out);
+    cr_expect(strstr(out, named) != NULL, "no line says \"%s\":\n%s", named,
+              out);
     free(out);
+}
+
+/* A rank that stops taking messages is named within GV_TIMEOUT_S under
+ * mpirun too (mr_stuck: rank 1 sleeps while rank 0 sends to it). */
+Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
+{
+    expect_stuck_mpi(&cfgs[5], "", "mr_stuck", "",
+                     "rank 1 took none of the messages sent to it for 5 s");
 }
 
 /* A one-sided wait inside the library: over Open MPI's pt2pt window a
@@ -264,40 +274,20 @@ Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
  * and rank 1 sleeps (mr_stuck_amo). The AM watchdog cannot run while
  * MPI_Win_flush holds the thread; the monitor thread names rank 1. With
  * --flush-all the adds wait in a flush to every rank. */
-static void stuck_target_named_mpi(const char *args)
-{
-    const cfg_t *c = &cfgs[6];
-    char         cmd[1024], *out = NULL;
-    double       t0, elapsed;
-    int          rc;
-
-    skip_unless_runnable(c, "mr_stuck_amo");
-    snprintf(cmd, sizeof(cmd),
-             "env GV_TRANSPORT=%s GV_TIMEOUT_S=5 GV_WARN_UNUSED_ENV=0 "
-             MPIRUN_ENV " timeout -k 5 50 mpirun -np 2 %s --mca osc pt2pt "
-             "%s/tests/multirank/mr_stuck_amo %s", c->tl, c->mca, GV_BUILD_DIR,
-             args);
-    t0      = now_s();
-    rc      = drv_run(cmd, &out);
-    elapsed = now_s() - t0;
-    cr_assert_not_null(out);
-    cr_expect((rc != 0) && (rc != 124), "exit %d:\n%s", rc, out);
-    cr_expect(elapsed < 20.0, "took %.1f s to stop:\n%s", elapsed, out);
-    cr_expect(strstr(out, "rank 1 failed or is unreachable (mpi): this rank "
-                          "waited 5 s (GV_TIMEOUT_S) inside MPI_Win_flush "
-                          "for it") != NULL,
-              "no message names rank 1:\n%s", out);
-    free(out);
-}
+#define NAMED_IN_FLUSH                                                       \
+    "rank 1 failed or is unreachable (mpi): this rank waited 5 s "           \
+    "(GV_TIMEOUT_S) inside MPI_Win_flush for it"
 
 Test(mpirun, stuck_target_named_mpi, .timeout = 90)
 {
-    stuck_target_named_mpi("");
+    expect_stuck_mpi(&cfgs[6], "--mca osc pt2pt", "mr_stuck_amo", "",
+                     NAMED_IN_FLUSH);
 }
 
 Test(mpirun, stuck_flush_all_named_mpi, .timeout = 90)
 {
-    stuck_target_named_mpi("--flush-all");
+    expect_stuck_mpi(&cfgs[6], "--mca osc pt2pt", "mr_stuck_amo",
+                     "--flush-all", NAMED_IN_FLUSH);
 }
 
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
