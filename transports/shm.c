@@ -710,6 +710,9 @@ static gv_status_t shm_init(gv_tl_t *tl)
     tl->attr.caps      = GV_TL_CAP_AM | GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64 |
                          GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_SEND;
     tl->attr.max_msg   = s->max_msg;
+    /* Every send is copied into the ring before am_send returns: the AM
+     * layer may hand over frames without copying them first. */
+    tl->attr.max_inline = s->max_msg;
     tl->attr.heap_base = own;
     snprintf(tl->attr.detail, sizeof(tl->attr.detail),
              "%d peers, ring %llu KiB each, heap %zu KiB%s",
