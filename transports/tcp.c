@@ -1170,6 +1170,9 @@ static gv_status_t tcp_init(gv_tl_t *tl)
     tl->priv          = t;
     tl->attr.caps     = GV_TL_CAP_AM | GV_TL_CAP_WAIT;
     tl->attr.max_msg  = GV_TCP_FRAME_MAX_PAYLOAD;
+    /* Every send is sent or copied into the send queue in the call (or
+     * refused): the AM layer may hand over frames without copying them. */
+    tl->attr.max_inline = GV_TCP_FRAME_MAX_PAYLOAD;
     tl->attr.heap_base = NULL;
     gv_debug("tcp: listening on %s, %d peers connected", tl->attr.detail,
              t->size - 1);
