@@ -26,6 +26,7 @@ static struct {
     uint8_t     *pending;
     int         *plist;
     int          npending;
+    int          flushing; /* flushes waiting: their ranks left the set */
 } rma;
 
 void gv__rma_start(gv_tl_t *tl, void *heap, size_t len)
@@ -37,6 +38,7 @@ void gv__rma_start(gv_tl_t *tl, void *heap, size_t len)
     rma.pending  = gv_calloc((size_t)tl->size, 1);
     rma.plist    = gv_calloc((size_t)tl->size, sizeof(int));
     rma.npending = 0;
+    rma.flushing = 0;
 }
 
 void gv__rma_fini(void)
@@ -194,7 +196,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
         gv__wait_poll(&w);
     }
     gv__am_room(rank, -1);
-    if ((status == GV_OK) || (status == GV_INPROGRESS))
+    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
         pending_mark(rank);
     return issued(status, rank, "remote atomic");
 }
@@ -257,7 +259,7 @@ gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
-    if ((status == GV_OK) || (status == GV_INPROGRESS))
+    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
         pending_mark(rank);
     return issued(status, rank, "put");
 }
@@ -275,7 +277,7 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
-    if ((status == GV_OK) || (status == GV_INPROGRESS))
+    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
         pending_mark(rank);
     return issued(status, rank, "get");
 }
@@ -297,11 +299,15 @@ static int none_left(void *arg)
 /* A flush to every rank with operations pending: one flush per rank, all
  * issued before any is waited for, each owed to its rank until it
  * completes, so that the AM watchdog names a rank that never completes
- * its part. (A transport whose flush completes inside the call, mpi, runs
- * them one after another; the monitor thread watches those.) The ranks
- * leave the pending set before their flush starts: operations issued
- * meanwhile (by handlers, or a nested flush from a progress hook) mark
- * them again for the next flush. Re-entrant: its state is its own. */
+ * its part. The ranks leave the pending set before their flush starts:
+ * operations issued meanwhile (by handlers, other workers) mark them
+ * again for the next flush. gv_rma_flush() takes this way only when no
+ * other flush is waiting (a flush nested in that wait must also cover
+ * the ranks that one took out of the set), the transport's flush does not
+ * block (mpi's would run one after another; the monitor thread watches
+ * those), and at most FLUSH_EACH_MAX ranks are pending. */
+#define FLUSH_EACH_MAX 64
+
 static gv_status_t flush_each(void)
 {
     flush_req_t local[8], *fr = local;
@@ -331,7 +337,9 @@ static gv_status_t flush_each(void)
             f->status = s;
         }
     }
+    rma.flushing++;
     gv_wait(none_left, &left);
+    rma.flushing--;
     for (i = 0; i < n; i++) {
         s = issued(fr[i].status, fr[i].rank, "flush");
         if (s != GV_OK) {
@@ -361,14 +369,23 @@ gv_status_t gv_rma_flush(int rank)
         return GV_ERR_INVALID;
     }
     if (rank < 0) {
-        if (rma.npending > 0)
+        if ((rma.npending > 0) && (rma.flushing == 0) &&
+            !rma.tl->attr.flush_blocks && (rma.npending <= FLUSH_EACH_MAX))
             return flush_each();
+        /* One flush of everything, which also covers ranks that a
+         * waiting flush took out of the set. Ranks leave the set before
+         * it starts: operations issued meanwhile mark them again. */
+        while (rma.npending > 0)
+            rma.pending[rma.plist[--rma.npending]] = 0;
     } else {
-        pending_clear(rank); /* before: ops issued meanwhile mark it again */
+        pending_clear(rank);
     }
     status = rma.tl->ops->flush(rma.tl, rank, &r.req);
-    if (status == GV_INPROGRESS)
+    if (status == GV_INPROGRESS) {
+        rma.flushing++;
         status = wait_on(rank, &r);
+        rma.flushing--;
+    }
     if ((status != GV_OK) && (rank >= 0))
         pending_mark(rank);
     return issued(status, (rank < 0) ? 0 : rank, "flush");

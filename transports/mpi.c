@@ -1229,6 +1229,7 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     tl->attr.caps        = GV_TL_CAP_AM;
     tl->attr.max_msg     = MPI_MAX_MSG;
     tl->attr.max_inline  = m->eager;
+    tl->attr.flush_blocks = 1; /* MPI_Win_flush waits inside MPI */
     tl->attr.max_oneshot = MPI_ONESHOT;
     if (tl->params.heap_size > 0) {
         status = win_open(m, tl);

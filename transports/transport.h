@@ -136,6 +136,10 @@ typedef struct gv_tl_attr {
                                   layer keeps batches of the default size
                                   within it if it is at least 4 KiB + 8.
                                   0: no such limit */
+    int      flush_blocks;     /* flush() completes inside the call (the
+                                  library waits there): flushing ranks one
+                                  at a time would serialize them, so the
+                                  layer above flushes everything at once */
     void    *heap_base;        /* own heap, heap_size bytes, or NULL */
     char     detail[256];      /* e.g. "provider tcp;ofi_rxm", for gvinfo */
 } gv_tl_attr_t;

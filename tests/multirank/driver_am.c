@@ -110,6 +110,7 @@ static mr_case_t cases[] = {
     ALL_TLS_ENV("mr_pause", 2, "", 60, "GV_TIMEOUT_S=3 GV_SPIN_US=0"),
     ALL_TLS_ENV("mr_long_handler", 2, "", 60, "GV_TIMEOUT_S=3"),
     ALL_TLS_ENV("mr_lone_race", 2, "", 90, "GV_AGG_BYTES=1024 GV_AGG_CREDITS=1"),
+    ALL_TLS("mr_flush_race", 2, "", 60),
     {0, "mr_tcp_stranger", 4, "", 90, ""},
     {1, "mr_shm_cleanup", 4, "", 60, ""},
 };

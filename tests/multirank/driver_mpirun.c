@@ -273,21 +273,22 @@ Test(mpirun, stuck_rank_named_mpi, .timeout = 90)
  * fetch-add completes in MPI_Win_flush only when the target progresses,
  * and rank 1 sleeps (mr_stuck_amo). The AM watchdog cannot run while
  * MPI_Win_flush holds the thread; the monitor thread names rank 1. With
- * --flush-all the adds wait in a flush to every rank. */
-#define NAMED_IN_FLUSH                                                       \
+ * --flush-all the adds wait in a flush to every rank: one
+ * MPI_Win_flush_all, which names the one rank with operations pending. */
+#define NAMED_IN(_call)                                                      \
     "rank 1 failed or is unreachable (mpi): this rank waited 5 s "           \
-    "(GV_TIMEOUT_S) inside MPI_Win_flush for it"
+    "(GV_TIMEOUT_S) inside " _call " for it"
 
 Test(mpirun, stuck_target_named_mpi, .timeout = 90)
 {
     expect_stuck_mpi(&cfgs[6], "--mca osc pt2pt", "mr_stuck_amo", "",
-                     NAMED_IN_FLUSH);
+                     NAMED_IN("MPI_Win_flush"));
 }
 
 Test(mpirun, stuck_flush_all_named_mpi, .timeout = 90)
 {
     expect_stuck_mpi(&cfgs[6], "--mca osc pt2pt", "mr_stuck_amo",
-                     "--flush-all", NAMED_IN_FLUSH);
+                     "--flush-all", NAMED_IN("MPI_Win_flush_all"));
 }
 
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
