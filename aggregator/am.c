@@ -361,6 +361,16 @@ static inline void remove_open(int dst)
     p->dirty                  = 0;
 }
 
+/* Open a batch to dst, from the free list or freshly allocated. */
+static void open_fresh(peer_t *p, int dst)
+{
+    out_msg_t *m = batch_pop();
+
+    if (m == NULL)
+        m = msg_alloc(am.agg_bytes, 1);
+    open_batch(p, dst, m);
+}
+
 #define LONE_DATA ((uint8_t *)am.lone + HEADROOM)
 
 /* The lone area's records become dst's open batch, the head of its queue
@@ -368,15 +378,12 @@ static inline void remove_open(int dst)
  * queues or sends to its rank calls lone_settle() first). */
 static void __attribute__((noinline)) lone_promote(void)
 {
-    int        dst = am.lone_dst;
-    cursor_t  *c   = &gv__am_hot.cur[dst];
-    size_t     len = (size_t)(c->pos - LONE_DATA);
-    out_msg_t *m   = batch_pop();
+    int       dst = am.lone_dst;
+    cursor_t *c   = &gv__am_hot.cur[dst];
+    size_t    len = (size_t)(c->pos - LONE_DATA);
 
-    if (m == NULL)
-        m = msg_alloc(am.agg_bytes, 1);
     am.lone_dst = -1;
-    open_batch(&am.peers[dst], dst, m);
+    open_fresh(&am.peers[dst], dst);
     memcpy(c->pos, LONE_DATA, len);
     c->pos += len;
 }
@@ -494,40 +501,54 @@ static void ship_open(int dst)
     }
 }
 
+/* Hand the @a len bytes of records at @a data (HEADROOM bytes of room
+ * before them) to the transport as one frame, header in the headroom;
+ * *flen_p is the frame's length. One record alone (a request, a reply)
+ * travels as a plain message: its header goes where the record's ends,
+ * and the frame is 4 bytes shorter. Over UCX shared memory a frame that
+ * grows past a cache line of fifo element costs more than anything here.
+ * On GV_ERR_NO_RESOURCE the records are as they were. */
+static gv_status_t send_frame(int dst, uint8_t *data, size_t len,
+                              gv_req_t *req, size_t *flen_p)
+{
+    uint8_t      *f    = data - HEADROOM;
+    size_t        flen = HEADROOM + len;
+    gv_wire_hdr_t h    = {GV_WIRE_BATCH, 0, 0, (uint32_t)len};
+    uint16_t      rec[2];
+    gv_status_t   status;
+
+    memcpy(rec, data, sizeof(rec));
+    if ((rec[1] != GV_WIRE_LONG_REC) && (gv_wire_pad4(4 + rec[1]) == len)) {
+        h.type = GV_WIRE_AM;
+        h.id   = rec[0];
+        h.len  = rec[1];
+        f      = data + 4 - sizeof(h);
+        flen   = sizeof(h) + rec[1];
+    }
+    memcpy(f, &h, sizeof(h));
+    status = am.tl->ops->am_send(am.tl, dst, f, 0, f, flen, req);
+    if (status == GV_ERR_NO_RESOURCE)
+        memcpy(data, rec, sizeof(rec)); /* the header overwrote it */
+    *flen_p = flen;
+    return status;
+}
+
 /* The common flush: the open batch is all that is queued to dst (a
  * request, a reply) and small enough that the transport copies it. Hand it
  * over as one frame without the queue walk; 0 if the transport has no room
  * now (nothing sent: the queue path retries). */
 static int ship_lone(peer_t *p, int dst, out_msg_t *m)
 {
-    cursor_t     *c   = &gv__am_hot.cur[dst];
-    size_t        len = (size_t)(c->pos - m->data);
-    uint8_t      *f   = m->data - HEADROOM;
-    size_t        flen = HEADROOM + len;
-    gv_wire_hdr_t h   = {GV_WIRE_BATCH, 0, 0, (uint32_t)len};
-    uint16_t      rec[2];
-    gv_status_t   status;
+    cursor_t   *c   = &gv__am_hot.cur[dst];
+    size_t      len = (size_t)(c->pos - m->data);
+    size_t      flen;
+    gv_status_t status;
 
     if (HEADROOM + len > am.max_inline)
         return 0;
-    /* One record alone (a request, a reply) travels as a plain message:
-     * its header goes where the record's ends, in the headroom, and the
-     * frame is 4 bytes shorter. Over UCX shared memory a frame that grows
-     * past a cache line of fifo element costs more than anything here. */
-    memcpy(rec, m->data, sizeof(rec));
-    if ((rec[1] != GV_WIRE_LONG_REC) && (gv_wire_pad4(4 + rec[1]) == len)) {
-        h.type = GV_WIRE_AM;
-        h.id   = rec[0];
-        h.len  = rec[1];
-        f      = m->data + 4 - sizeof(h);
-        flen   = sizeof(h) + rec[1];
-    }
-    memcpy(f, &h, sizeof(h));
-    status = am.tl->ops->am_send(am.tl, dst, f, 0, f, flen, &m->req);
-    if (status == GV_ERR_NO_RESOURCE) {
-        memcpy(m->data, rec, sizeof(rec)); /* the header overwrote it */
+    status = send_frame(dst, m->data, len, &m->req, &flen);
+    if (status == GV_ERR_NO_RESOURCE)
         return 0;
-    }
     c->pos = c->end = NULL;
     m->len  = len;
     p->open = NULL;
@@ -551,33 +572,19 @@ static void flush_peer(int dst, uint64_t *reason_counter)
     ship(dst);
 }
 
-/* Hand the lone area to the transport as one frame: one record alone as a
- * plain message (as ship_lone() sends it), more as a batch. If the
+/* Hand the lone area to the transport as one frame (send_frame). If the
  * transport has no room, the records become an open batch, which the
  * caller's flush of the open list then queues. */
 static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
 {
-    int           dst = am.lone_dst;
-    cursor_t     *c   = &gv__am_hot.cur[dst];
-    size_t        len = (size_t)(c->pos - LONE_DATA);
-    uint8_t      *f   = LONE_DATA - HEADROOM;
-    size_t        flen = HEADROOM + len;
-    gv_wire_hdr_t h   = {GV_WIRE_BATCH, 0, 0, (uint32_t)len};
-    uint16_t      rec[2];
-    gv_status_t   status;
+    int         dst = am.lone_dst;
+    cursor_t   *c   = &gv__am_hot.cur[dst];
+    size_t      flen;
+    gv_status_t status;
 
-    memcpy(rec, LONE_DATA, sizeof(rec));
-    if ((rec[1] != GV_WIRE_LONG_REC) && (gv_wire_pad4(4 + rec[1]) == len)) {
-        h.type = GV_WIRE_AM;
-        h.id   = rec[0];
-        h.len  = rec[1];
-        f      = LONE_DATA + 4 - sizeof(h);
-        flen   = sizeof(h) + rec[1];
-    }
-    memcpy(f, &h, sizeof(h));
-    status = am.tl->ops->am_send(am.tl, dst, f, 0, f, flen, &am.lone_req);
+    status = send_frame(dst, LONE_DATA, (size_t)(c->pos - LONE_DATA),
+                        &am.lone_req, &flen);
     if (status == GV_ERR_NO_RESOURCE) {
-        memcpy(LONE_DATA, rec, sizeof(rec)); /* the header overwrote it */
         lone_promote();
         return;
     }
@@ -1200,9 +1207,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
-                if ((m = batch_pop()) == NULL)
-                    m = msg_alloc(am.agg_bytes, 1);
-                open_batch(p, dst, m);
+                open_fresh(p, dst);
                 break;
             }
             close_open(p); /* full: ship it */
@@ -1586,7 +1591,6 @@ void gv__am_params(gv_tl_params_t *params)
 
 gv_status_t gv__am_start(gv_tl_t *tl)
 {
-    am.lone_dst   = -1;
     am.tl         = tl;
     am.rank       = tl->rank;
     am.size       = tl->size;
