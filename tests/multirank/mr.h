@@ -45,6 +45,19 @@ static inline void mr_init(int *argc, char ***argv)
     }
 }
 
+/* Exactly 2 ranks with native remote atomics, and an 8-byte word of the
+ * symmetric heap at *off_p (the same offset on both); otherwise every rank
+ * skips, before any rank waits for another. */
+static inline void mr_need_atomic_pair(uint64_t *off_p)
+{
+    if (gv_nranks() != 2)
+        mr_skip("needs exactly 2 ranks");
+    if (!gv_rma_has_atomics())
+        mr_skip("no native atomics");
+    if (gv_sym_alloc(8, 8, off_p) != GV_OK)
+        mr_skip("no symmetric heap");
+}
+
 /* splitmix64: a small, good, seedable generator for test data. */
 static inline uint64_t mr_rand(uint64_t *s)
 {

@@ -44,12 +44,7 @@ static void body(void *arg)
 int main(int argc, char **argv)
 {
     mr_init(&argc, &argv);
-    if (gv_nranks() != 2)
-        mr_skip("needs exactly 2 ranks");
-    if (!gv_rma_has_atomics()) /* every rank skips, none waits for another */
-        mr_skip("no native atomics");
-    if (gv_sym_alloc(8, 8, &off) != GV_OK)
-        mr_skip("no symmetric heap");
+    mr_need_atomic_pair(&off);
     gv_barrier();
     MR_OK(gv_run_all(body, NULL, 0));
     gv_barrier();

@@ -20,12 +20,7 @@ int main(int argc, char **argv)
 
     mr_init(&argc, &argv);
     flush_all = (argc > 1) && (strcmp(argv[1], "--flush-all") == 0);
-    if (gv_nranks() != 2)
-        mr_skip("needs exactly 2 ranks");
-    if (!gv_rma_has_atomics()) /* every rank skips, none waits for another */
-        mr_skip("no native atomics");
-    if (gv_sym_alloc(8, 8, &off) != GV_OK)
-        mr_skip("no symmetric heap");
+    mr_need_atomic_pair(&off);
     gv_barrier();
     if (gv_rank() == 1) {
         sleep(30);
