@@ -1284,6 +1284,57 @@ void gv_flush(void)
         flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_explicit);
 }
 
+/* gv_am_send_now() when its message cannot go straight to the transport:
+ * buffer it as gv_am_send() does, then ship what is buffered to dst. */
+static gv_status_t __attribute__((noinline))
+send_now_slow(int dst, gv_am_id_t id, const void *payload, size_t len)
+{
+    gv_status_t status = gv_am_send(dst, id, payload, len);
+
+    if ((status != GV_OK) || (dst == am.rank))
+        return status;
+    if (am.lone_dst == dst)
+        lone_ship(&am.stats.flush_explicit); /* no room: now a batch */
+    if ((am.peers[dst].open != NULL) || (am.peers[dst].head != NULL))
+        flush_peer(dst, &am.stats.flush_explicit);
+    return GV_OK;
+}
+
+/* The path of a request or a reply whose latency counts: nothing is
+ * buffered or queued to dst (so order holds) and the transport copies a
+ * message this small before it returns (max_inline), so the message goes
+ * to it from the caller's memory, with no record built and read back. */
+gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
+                           size_t len)
+{
+    if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
+                             (dst != am.rank) &&
+                             (id < gv__am_hot.nhandlers) &&
+                             (sizeof(gv_wire_hdr_t) + len <= am.max_inline) &&
+                             ((payload != NULL) || (len == 0)) &&
+                             (gv__am_hot.cur[dst].pos == NULL) &&
+                             (am.peers[dst].head == NULL),
+                         1)) {
+        gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
+        gv_status_t   status;
+
+        status = am.tl->ops->am_send(am.tl, dst, &h, sizeof(h), payload, len,
+                                     NULL);
+        if (__builtin_expect(status == GV_OK, 1)) {
+            gv__am_hot.msgs_sent++;
+            gv__am_hot.bytes_sent += len;
+            am.stats.tl_msgs_sent++;
+            am.stats.tl_bytes_sent += sizeof(h) + len;
+            return GV_OK;
+        }
+        if (status != GV_ERR_NO_RESOURCE) {
+            sent_inplace(dst, status, sizeof(h) + len); /* names dst */
+            return GV_ERR_UNREACHABLE;
+        }
+    }
+    return send_now_slow(dst, id, payload, len);
+}
+
 void gv__am_idle(void)
 {
     if (am.lone_dst >= 0)

@@ -4,6 +4,10 @@
  * the mean measures the scheduler) and streaming bandwidth (median of
  * repetitions; windows of gv_am_send_nbi(), so that large messages are in
  * flight together, as ucp_am_bw's), then a summary line.
+ * The latency ping and pong go out with gv_am_send_now(), the call for a
+ * request or reply, as ucp_am_lat's go out with ucp_am_send_nbx(); -b
+ * measures gv_am_send() plus gv_flush() instead (a buffered send shipped
+ * by an explicit flush).
  * Run: gvrun -n 2 build/perf/pingpong
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
@@ -28,6 +32,20 @@ static int arrived_at_least(void *arg)
     return arrived >= *(uint64_t *)arg;
 }
 
+/* One latency message: gv_am_send_now(), or with -b gv_am_send() and a
+ * flush. */
+static int buffered;
+
+static void send_one(int dst, const void *buf, size_t size)
+{
+    if (buffered) {
+        gv_am_send(dst, ping_id, buf, size);
+        gv_flush();
+    } else {
+        gv_am_send_now(dst, ping_id, buf, size);
+    }
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -37,7 +55,9 @@ static int cmp_double(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: pingpong [-s min_bytes] [-S max_bytes] "
-                    "[-r repetitions] [-w window]\n");
+                    "[-r repetitions] [-w window] [-b]\n"
+                    "  -b  latency with gv_am_send() + gv_flush() instead "
+                    "of gv_am_send_now()\n");
     exit(2);
 }
 
@@ -48,12 +68,13 @@ int main(int argc, char **argv)
     uint8_t *buf;
     double   lat8 = 0, bw1m = 0, lat;
 
-    while ((c = getopt(argc, argv, "s:S:r:w:")) != -1) {
+    while ((c = getopt(argc, argv, "s:S:r:w:b")) != -1) {
         switch (c) {
         case 's': min_size = strtoull(optarg, NULL, 0); break;
         case 'S': max_size = strtoull(optarg, NULL, 0); break;
         case 'r': reps = atoi(optarg); break;
         case 'w': window = atoi(optarg); break;
+        case 'b': buffered = 1; break;
         default: usage();
         }
     }
@@ -77,8 +98,11 @@ int main(int argc, char **argv)
     }
     memset(buf, 0, max_size);
     if (gv_rank() == 0)
-        printf("# pingpong transport=%s aggregate=%s\n# %10s %12s %12s\n",
-               gv_transport_name(), getenv("GV_AGGREGATE") ? getenv("GV_AGGREGATE") : "1",
+        printf("# pingpong transport=%s aggregate=%s latency send=%s\n"
+               "# %10s %12s %12s\n",
+               gv_transport_name(),
+               getenv("GV_AGGREGATE") ? getenv("GV_AGGREGATE") : "1",
+               buffered ? "gv_am_send+gv_flush" : "gv_am_send_now",
                "bytes", "lat_us", "bw_MBps");
     gv_barrier();
     for (size = min_size; size <= max_size; size *= 2) {
@@ -108,16 +132,14 @@ int main(int argc, char **argv)
                 if (gv_rank() == 0) {
                     uint64_t now;
 
-                    gv_am_send(1, ping_id, buf, size);
-                    gv_flush();
+                    send_one(1, buf, size);
                     gv_wait(arrived_at_least, &target);
                     now         = stamp_ticks();
                     rtt[nrtt++] = (double)(now - prev);
                     prev        = now;
                 } else if (gv_rank() == 1) {
                     gv_wait(arrived_at_least, &target);
-                    gv_am_send(0, ping_id, buf, size);
-                    gv_flush();
+                    send_one(0, buf, size);
                 }
             }
             ns_per_tick = stamp_span_rate(&span);

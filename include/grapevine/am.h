@@ -123,6 +123,19 @@ void gv_am_wait_local(void);
 /** Largest payload gv_am_send() accepts (at least 1 MiB). */
 size_t gv_am_max_payload(void);
 
+/**
+ * Send an active message and ship it at once: gv_am_send() followed by
+ * shipping what is buffered to dst (not to other ranks), with the same
+ * order, errors and handler call. For a request or a reply whose latency
+ * counts, where gv_am_send() would buffer it until a flush. When nothing
+ * is buffered to dst and the transport copies a message this small, it
+ * goes to the transport from the caller's memory, as GASNet-EX's and
+ * UCX's active-message sends do; otherwise it is buffered and shipped.
+ * Messages that should share a transport message belong in gv_am_send().
+ */
+gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
+                           size_t len);
+
 /** Ship every buffered message now (does not wait for delivery). */
 void gv_flush(void);
 

@@ -80,6 +80,10 @@ static mr_case_t cases[] = {
     ALL_TLS_ENV("mr_word", 4, "-n 20000", 120, "GV_AGG_BYTES=256"),
     ALL_TLS_ENV("mr_word", 2, "-n 20000", 90, "GV_AGGREGATE=0"),
     ALL_TLS("mr_ucx_order", 2, "", 90),
+    ALL_TLS("mr_ucx_order", 3, "-N", 90),
+    ALL_TLS_ENV("mr_ucx_order", 2, "-N", 90,
+                "GV_AGG_BYTES=1024 GV_AGG_CREDITS=1"),
+    ALL_TLS_ENV("mr_ucx_order", 2, "-N -n 2000", 90, "GV_AGGREGATE=0"),
     /* ucx: mid-size frames by UCX's own protocol choice (rendezvous from 8
      * KiB over tcp) instead of forced eager, mixed with tiny ones */
     {2, "mr_ucx_order", 2, "", 90, "GV_UCX_EAGER=0"},

@@ -4,7 +4,10 @@
  * random; each receiver checks that sequence numbers arrive in order and
  * that every payload is intact. Runs over any transport; written for the
  * ucx backend's reorder stage (payloads must also be 4-byte aligned, as
- * am.h promises, which UCX's tcp does not give by itself). Options: -n messages per pair, -L largest.
+ * am.h promises, which UCX's tcp does not give by itself). Options: -n
+ * messages per pair, -L largest, -N: one message in three at random goes
+ * out with gv_am_send_now() (straight to the transport when nothing is
+ * buffered to its rank, else behind what is), the rest with gv_am_send().
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 
@@ -48,22 +51,25 @@ int main(int argc, char **argv)
 {
     uint64_t  nmsg = 600, largest = 300000, rng, target, *sent;
     uint8_t  *buf;
-    int       c, me, n, k, left;
+    int       c, me, n, k, left, now = 0;
 
     mr_init(&argc, &argv);
-    while ((c = getopt(argc, argv, "n:L:")) != -1) {
+    while ((c = getopt(argc, argv, "n:L:N")) != -1) {
         switch (c) {
         case 'n': nmsg = strtoull(optarg, NULL, 0); break;
         case 'L': largest = strtoull(optarg, NULL, 0); break;
+        case 'N': now = 1; break;
         default:
-            gv_abort(2, "usage: mr_ucx_order [-n msgs per pair] [-L bytes]");
+            gv_abort(2, "usage: mr_ucx_order [-n msgs per pair] [-L bytes] "
+                        "[-N]");
         }
     }
     me = gv_rank();
     n  = gv_nranks();
     if (largest > gv_am_max_payload())
         largest = gv_am_max_payload();
-    MR_CHECK(largest >= 1024, "-L %llu is too small",
+    MR_CHECK(largest >= 10000, "-L %llu is too small (large messages are "
+             "9000 bytes and up; at least 10000)",
              (unsigned long long)largest);
     MR_OK(gv_am_register(on_msg, NULL, &id));
     expect = calloc((size_t)n, sizeof(*expect));
@@ -95,7 +101,10 @@ int main(int argc, char **argv)
             memcpy(buf, &h, sizeof(h));
             mr_fill(buf + sizeof(h), len - sizeof(h),
                     ((uint64_t)me << 32) ^ h.seq);
-            MR_OK(gv_am_send(dst, id, buf, len));
+            if (now && ((r >> 40) % 3 == 0))
+                MR_OK(gv_am_send_now(dst, id, buf, len));
+            else
+                MR_OK(gv_am_send(dst, id, buf, len));
             sent[dst]++;
             left--;
         }
@@ -109,8 +118,9 @@ int main(int argc, char **argv)
              (unsigned long long)received, (unsigned long long)target);
     if (me == 0)
         printf("order: %d ranks, %llu messages per pair up to %llu B over "
-               "%s: in order and intact\n", n, (unsigned long long)nmsg,
-               (unsigned long long)largest, gv_transport_name());
+               "%s%s: in order and intact\n", n, (unsigned long long)nmsg,
+               (unsigned long long)largest, gv_transport_name(),
+               now ? ", a third with gv_am_send_now()" : "");
     gv_finalize();
     free(buf);
     free(sent);

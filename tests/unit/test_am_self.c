@@ -57,6 +57,21 @@ Test(am_self, messages_to_self_in_order, .init = setup, .fini = gv_finalize)
     free(big);
 }
 
+/* gv_am_send_now() to self is gv_am_send(): in order with it. */
+Test(am_self, send_now_keeps_order, .init = setup, .fini = gv_finalize)
+{
+    gv_am_id_t id;
+    uint32_t   i;
+
+    cr_assert_eq(gv_am_register(on_seq, NULL, &id), GV_OK);
+    for (i = 0; i < 1000; i++)
+        cr_assert_eq((i % 3) ? gv_am_send(0, id, &i, sizeof(i))
+                             : gv_am_send_now(0, id, &i, sizeof(i)),
+                     GV_OK);
+    gv_barrier();
+    cr_assert_eq(handled, 1000);
+}
+
 Test(am_self, bad_arguments_are_errors, .init = setup, .fini = gv_finalize)
 {
     gv_am_id_t id;
@@ -68,6 +83,13 @@ Test(am_self, bad_arguments_are_errors, .init = setup, .fini = gv_finalize)
     cr_assert_eq(gv_am_send(0, (gv_am_id_t)(id + 1), b, 8), GV_ERR_INVALID);
     cr_assert_eq(gv_am_send(0, id, NULL, 8), GV_ERR_INVALID);
     cr_assert_eq(gv_am_send(0, id, b, gv_am_max_payload() + 1),
+                 GV_ERR_INVALID);
+    cr_assert_eq(gv_am_send_now(1, id, b, 8), GV_ERR_INVALID);
+    cr_assert_eq(gv_am_send_now(-1, id, b, 8), GV_ERR_INVALID);
+    cr_assert_eq(gv_am_send_now(0, (gv_am_id_t)(id + 1), b, 8),
+                 GV_ERR_INVALID);
+    cr_assert_eq(gv_am_send_now(0, id, NULL, 8), GV_ERR_INVALID);
+    cr_assert_eq(gv_am_send_now(0, id, b, gv_am_max_payload() + 1),
                  GV_ERR_INVALID);
     cr_assert_eq(gv_am_register(NULL, NULL, &id), GV_ERR_INVALID);
 }
@@ -117,6 +139,9 @@ static char *read_stderr(void)
  * first lone area crashed in gv_flush before gv_init). */
 Test(am_self, flush_outside_init_is_harmless)
 {
+    char b[8] = {0};
+
+    cr_assert_eq(gv_am_send_now(1, 0, b, 8), GV_ERR_INVALID);
     gv_flush();
     cr_assert_eq(gv_progress(), 0);
     cr_assert_eq(gv_init(NULL, NULL), GV_OK);
