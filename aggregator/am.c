@@ -1310,6 +1310,7 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
     if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
                              (dst != am.rank) &&
                              (id < gv__am_hot.nhandlers) &&
+                             (len < am.max_inline) && /* no wrap below */
                              (sizeof(gv_wire_hdr_t) + len <= am.max_inline) &&
                              ((payload != NULL) || (len == 0)) &&
                              (gv__am_hot.cur[dst].pos == NULL) &&
@@ -1320,16 +1321,18 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
 
         status = am.tl->ops->am_send(am.tl, dst, &h, sizeof(h), payload, len,
                                      NULL);
-        if (__builtin_expect(status == GV_OK, 1)) {
+        if (__builtin_expect(status != GV_ERR_NO_RESOURCE, 1)) {
+            if (status == GV_INPROGRESS)
+                gv_fatal("transport %s kept a %zu-byte message after "
+                         "am_send, within the %zu bytes it promised to copy "
+                         "(max_inline)", am.tl->ops->name, sizeof(h) + len,
+                         am.max_inline);
+            /* As gv_am_send() accounts a message it hands over (and
+             * reports a failed send the same way). */
             gv__am_hot.msgs_sent++;
             gv__am_hot.bytes_sent += len;
-            am.stats.tl_msgs_sent++;
-            am.stats.tl_bytes_sent += sizeof(h) + len;
+            sent_inplace(dst, status, sizeof(h) + len);
             return GV_OK;
-        }
-        if (status != GV_ERR_NO_RESOURCE) {
-            sent_inplace(dst, status, sizeof(h) + len); /* names dst */
-            return GV_ERR_UNREACHABLE;
         }
     }
     return send_now_slow(dst, id, payload, len);

@@ -131,6 +131,7 @@ size_t gv_am_max_payload(void);
  * is buffered to dst and the transport copies a message this small, it
  * goes to the transport from the caller's memory, as GASNet-EX's and
  * UCX's active-message sends do; otherwise it is buffered and shipped.
+ * To the own rank it is gv_am_send(): handled at the next progress.
  * Messages that should share a transport message belong in gv_am_send().
  */
 gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,

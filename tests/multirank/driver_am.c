@@ -115,6 +115,7 @@ static mr_case_t cases[] = {
     ALL_TLS_ENV("mr_long_handler", 2, "", 60, "GV_TIMEOUT_S=3"),
     ALL_TLS_ENV("mr_lone_race", 2, "", 90, "GV_AGG_BYTES=1024 GV_AGG_CREDITS=1"),
     ALL_TLS("mr_flush_race", 2, "", 60),
+    ALL_TLS("mr_wait_stream", 3, "", 60),
     {0, "mr_tcp_stranger", 4, "", 90, ""},
     {1, "mr_shm_cleanup", 4, "", 60, ""},
 };
