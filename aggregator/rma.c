@@ -59,6 +59,13 @@ static inline void pending_mark(int rank)
     }
 }
 
+/* Empty the set (its ranks are about to be flushed). */
+static void pending_clear_all(void)
+{
+    while (rma.npending > 0)
+        rma.pending[rma.plist[--rma.npending]] = 0;
+}
+
 static void pending_clear(int rank)
 {
     int i;
@@ -169,6 +176,16 @@ static gv_status_t issued(gv_status_t status, int rank, const char *what)
     return status;
 }
 
+/* issued() for an operation that returns before it completes: once the
+ * transport has it (even in part, as mpi may), its rank has work that a
+ * flush must cover. */
+static gv_status_t op_issued(gv_status_t status, int rank, const char *what)
+{
+    if (status != GV_ERR_INVALID)
+        pending_mark(rank);
+    return issued(status, rank, what);
+}
+
 gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
                      uint64_t compare, uint64_t *result_p)
 {
@@ -196,9 +213,7 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
         gv__wait_poll(&w);
     }
     gv__am_room(rank, -1);
-    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
-        pending_mark(rank);
-    return issued(status, rank, "remote atomic");
+    return op_issued(status, rank, "remote atomic");
 }
 
 static gv_status_t amo_blocking(gv_amo_op_t op, int rank, uint64_t off,
@@ -259,9 +274,7 @@ gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
-    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
-        pending_mark(rank);
-    return issued(status, rank, "put");
+    return op_issued(status, rank, "put");
 }
 
 gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
@@ -277,9 +290,7 @@ gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len)
            GV_ERR_NO_RESOURCE)
         gv__wait_poll(&w);
     gv__am_room(rank, -1);
-    if (status != GV_ERR_INVALID) /* issued, maybe in part (mpi) */
-        pending_mark(rank);
-    return issued(status, rank, "get");
+    return op_issued(status, rank, "get");
 }
 
 static void flush_cb(gv_req_t *req, gv_status_t status)
@@ -316,11 +327,9 @@ static gv_status_t flush_each(void)
 
     if (n > 8)
         fr = gv_malloc((size_t)n * sizeof(*fr));
-    for (i = 0; i < n; i++) {
-        fr[i].rank                 = rma.plist[i];
-        rma.pending[fr[i].rank] = 0;
-    }
-    rma.npending = 0;
+    for (i = 0; i < n; i++)
+        fr[i].rank = rma.plist[i];
+    pending_clear_all();
     for (i = 0; i < n; i++) {
         flush_req_t *f = &fr[i];
 
@@ -375,8 +384,7 @@ gv_status_t gv_rma_flush(int rank)
         /* One flush of everything, which also covers ranks that a
          * waiting flush took out of the set. Ranks leave the set before
          * it starts: operations issued meanwhile mark them again. */
-        while (rma.npending > 0)
-            rma.pending[rma.plist[--rma.npending]] = 0;
+        pending_clear_all();
     } else {
         pending_clear(rank);
     }
