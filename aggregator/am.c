@@ -395,6 +395,15 @@ static void lone_req_cb(gv_req_t *req, gv_status_t status)
              "%s", am.tl->ops->name, gv_status_str(status));
 }
 
+/* A transport that kept a message it promised to copy in am_send
+ * (max_inline): the AM layer would reuse the memory under it. */
+static void __attribute__((noinline)) inline_kept(size_t bytes)
+{
+    gv_fatal("transport %s kept a %zu-byte message after am_send, within "
+             "the %zu bytes it promised to copy (max_inline)",
+             am.tl->ops->name, bytes, am.max_inline);
+}
+
 static inline void lone_settle(int dst)
 {
     if (__builtin_expect(am.lone_dst == dst, 0))
@@ -589,9 +598,7 @@ static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
         return;
     }
     if (status == GV_INPROGRESS)
-        gv_fatal("transport %s kept a %zu-byte frame after am_send, within "
-                 "the %zu bytes it promised to copy (max_inline)",
-                 am.tl->ops->name, flen, am.max_inline);
+        inline_kept(flen);
     c->pos = c->end = NULL;
     am.lone_dst     = -1;
     (*reason_counter)++;
@@ -1323,10 +1330,7 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
                                      NULL);
         if (__builtin_expect(status != GV_ERR_NO_RESOURCE, 1)) {
             if (status == GV_INPROGRESS)
-                gv_fatal("transport %s kept a %zu-byte message after "
-                         "am_send, within the %zu bytes it promised to copy "
-                         "(max_inline)", am.tl->ops->name, sizeof(h) + len,
-                         am.max_inline);
+                inline_kept(sizeof(h) + len);
             /* As gv_am_send() accounts a message it hands over (and
              * reports a failed send the same way). */
             gv__am_hot.msgs_sent++;
