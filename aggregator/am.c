@@ -142,6 +142,7 @@ static struct {
     uint64_t      timeout_ns;
     size_t        max_msg;        /* transport's, minus nothing */
     size_t        max_inline;
+    int           send_id;        /* the transport has am_send_id */
     unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
     peer_t       *peers;
@@ -838,6 +839,26 @@ static void am_recv(void *arg, int src, const void *data, size_t len)
     gv__lib_back(&saved);
 }
 
+/* A message the transport carried with its id beside it (am_send_id):
+ * the payload alone. The id is checked as a batch's are. */
+static void am_recv_id(void *arg, int src, unsigned id, const void *data,
+                       size_t len)
+{
+    gv__libcall_saved_t saved;
+
+    (void)arg;
+    gv__lib_out(&saved);
+    if (__builtin_expect(((unsigned)src < (unsigned)am.size) &&
+                             (len <= GV_WIRE_MAX_PAYLOAD), 1)) {
+        am.stats.tl_msgs_recv++;
+        am.stats.tl_bytes_recv += len;
+        dispatch(src, (uint16_t)id, data, len);
+    } else {
+        reject(src, "a message of a bad size or from a bad rank");
+    }
+    gv__lib_back(&saved);
+}
+
 /* ---- send ------------------------------------------------------------- */
 
 static void self_push(gv_am_id_t id, const void *payload, size_t len)
@@ -1325,17 +1346,24 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
                          1)) {
         gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
         gv_status_t   status;
+        size_t        flen;
 
-        status = am.tl->ops->am_send(am.tl, dst, &h, sizeof(h), payload, len,
-                                     NULL);
+        if (am.send_id) { /* the id beside the payload, not before it */
+            flen   = len;
+            status = am.tl->ops->am_send_id(am.tl, dst, id, payload, len);
+        } else {
+            flen   = sizeof(h) + len;
+            status = am.tl->ops->am_send(am.tl, dst, &h, sizeof(h), payload,
+                                         len, NULL);
+        }
         if (__builtin_expect(status != GV_ERR_NO_RESOURCE, 1)) {
             if (status == GV_INPROGRESS)
-                inline_kept(sizeof(h) + len);
+                inline_kept(flen);
             /* As gv_am_send() accounts a message it hands over (and
              * reports a failed send the same way). */
             gv__am_hot.msgs_sent++;
             gv__am_hot.bytes_sent += len;
-            sent_inplace(dst, status, sizeof(h) + len);
+            sent_inplace(dst, status, flen);
             return GV_OK;
         }
     }
@@ -1643,8 +1671,9 @@ size_t gv_am_max_payload(void)
 
 void gv__am_params(gv_tl_params_t *params)
 {
-    params->recv_cb  = am_recv;
-    params->recv_arg = NULL;
+    params->recv_cb    = am_recv;
+    params->recv_id_cb = am_recv_id;
+    params->recv_arg   = NULL;
 }
 
 gv_status_t gv__am_start(gv_tl_t *tl)
@@ -1655,6 +1684,7 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.aggregate  = gv__env.AGGREGATE;
     am.max_msg    = tl->attr.max_msg;
     am.max_inline = tl->attr.max_inline;
+    am.send_id    = (tl->attr.caps & GV_TL_CAP_AM_ID) != 0;
     am.credits    = (unsigned)gv__env.AGG_CREDITS;
     if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {
         gv_error("transport %s takes messages of at most %zu bytes; the AM "

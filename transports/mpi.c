@@ -11,6 +11,10 @@
  * and sent whole with tag EAGER, and am_send returns GV_OK (max_inline):
  * up to 1 KiB with MPI_Send from the stack, above that with MPI_Isend from
  * a send slot (a bounded pool: GV_ERR_NO_RESOURCE when it is empty).
+ * am_send_id sends the payload alone, with tag ID + id, the same way: the
+ * AM layer's requests and replies. Over Open MPI's shared memory, when the
+ * host is in its slow mode, a 16-byte message takes 60 ns longer one way
+ * than an 8-byte one (440 against 380 ns; the same in its fast mode).
  * Larger messages, up to max_msg = 4 MiB + 4 KiB (the AM layer fragments
  * anything bigger), send a control frame (tag RTS) on am_comm and the
  * payload straight from the caller's buffer on data_comm (GV_INPROGRESS):
@@ -52,6 +56,8 @@ enum {
     TAG_EAGER = 1,   /* am_comm: a whole message */
     TAG_RTS   = 2,   /* am_comm: header of a message whose payload follows */
     TAG_DATA  = 3,   /* data_comm: the payload announced by an RTS */
+    TAG_ID    = 16,  /* am_comm: TAG_ID + id, a payload sent by am_send_id */
+    TAG_ID_LAST = TAG_ID + 0xffff,
 };
 
 #define RTS_MAGIC     0x67764d52u            /* "RMvg" */
@@ -88,6 +94,7 @@ typedef struct held {
     size_t       len;      /* hdr + payload */
     size_t       cap;      /* bytes allocated at base */
     size_t       expect;   /* payload bytes the RTS announced */
+    int          id;       /* am_send_id's id, or -1 for a frame */
     uint32_t     hdr_len;
     uint8_t      hdr[GV_TL_MAX_HDR];
 } held_t;
@@ -249,6 +256,7 @@ static held_t *held_append(mpi_tl_t *m, int src)
 
     h->req   = MPI_REQUEST_NULL;
     h->state = HELD_READY;
+    h->id    = -1;
     if (p->tail != NULL)
         p->tail->next = h;
     else
@@ -337,6 +345,21 @@ static void rts_recv(mpi_tl_t *m, gv_tl_t *tl, int src, const uint8_t *buf,
     held_post(m, src);
 }
 
+/* A message that came in behind a large one from src still arriving:
+ * keep a copy, delivered after it. */
+static held_t *held_copy(mpi_tl_t *m, int src, const uint8_t *buf,
+                         size_t len)
+{
+    held_t *h = held_append(m, src);
+
+    h->len  = len;
+    h->cap  = len;
+    h->buf  = gv_malloc(len + (len == 0)); /* a 0-byte message is one too */
+    h->base = h->buf;
+    memcpy(h->buf, buf, len);
+    return h;
+}
+
 /* One completed ring receive, in posting order. */
 static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
                         const MPI_Status *st)
@@ -355,19 +378,22 @@ static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
                (long long)m->eager);
         return;
     }
-    if (st->MPI_TAG == TAG_RTS) {
+    if ((st->MPI_TAG >= TAG_ID) && (st->MPI_TAG <= TAG_ID_LAST)) {
+        if (m->peers[src].head != NULL) {
+            held_t *h = held_copy(m, src, buf, (size_t)count);
+            h->id     = st->MPI_TAG - TAG_ID;
+        } else {
+            tl->params.recv_id_cb(tl->params.recv_arg, src,
+                                  (unsigned)(st->MPI_TAG - TAG_ID), buf,
+                                  (size_t)count);
+        }
+    } else if (st->MPI_TAG == TAG_RTS) {
         rts_recv(m, tl, src, buf, count);
     } else if (st->MPI_TAG != TAG_EAGER) {
         reject(m, src, "unknown tag %d (%lld bytes)", st->MPI_TAG,
                (long long)count);
     } else if (m->peers[src].head != NULL) {
-        /* An earlier large message from src is still arriving. */
-        held_t *h = held_append(m, src);
-        h->len    = (size_t)count;
-        h->cap    = (size_t)count;
-        h->buf    = gv_malloc((size_t)count);
-        h->base   = h->buf;
-        memcpy(h->buf, buf, (size_t)count);
+        held_copy(m, src, buf, (size_t)count);
     } else {
         tl->params.recv_cb(tl->params.recv_arg, src, buf, (size_t)count);
     }
@@ -490,7 +516,10 @@ static unsigned held_progress(mpi_tl_t *m, gv_tl_t *tl)
             p->head = h->next;
             if (p->head == NULL)
                 p->tail = NULL;
-            if (h->len > 0)
+            if (h->id >= 0)
+                tl->params.recv_id_cb(tl->params.recv_arg, src,
+                                      (unsigned)h->id, h->buf, h->len);
+            else if (h->len > 0)
                 tl->params.recv_cb(tl->params.recv_arg, src, h->buf, h->len);
             if (h->base != NULL)
                 payload_buf_put(m, h->base, h->cap);
@@ -691,6 +720,39 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     if (status != GV_OK)
         return status;
     return (req != NULL) ? GV_INPROGRESS : GV_OK;
+}
+
+/* The payload alone, the id in the tag: Open MPI's shared memory carries
+ * 8 bytes at less cost than 16 (see the transport's header comment). */
+static gv_status_t mpi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
+                                  const void *payload, size_t len)
+{
+    mpi_tl_t    *m   = tl->priv;
+    int          tag = TAG_ID + (int)id;
+    send_slot_t *s;
+    ERRBUF;
+    int          rc;
+
+    if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
+        (len > tl->attr.max_inline))
+        return GV_ERR_INVALID;
+    if (len <= SEND_NOW_MAX) { /* as in mpi_am_send() */
+        rc = MPI_Send(payload, (int)len, MPI_BYTE, dst, tag, m->am_comm);
+        if (rc != MPI_SUCCESS) {
+            gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", len,
+                            ERRSTR(rc));
+            return GV_ERR_UNREACHABLE;
+        }
+        return GV_OK;
+    }
+    s = slot_get(m);
+    if (s == NULL)
+        return GV_ERR_NO_RESOURCE;
+    if (s->buf == NULL)
+        s->buf = gv_malloc(m->eager);
+    s->dst = dst;
+    memcpy(s->buf, payload, len);
+    return isend(m, s, s->buf, len, tag, m->am_comm, 1);
 }
 
 static unsigned mpi_progress(gv_tl_t *tl)
@@ -1231,6 +1293,17 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     tl->attr.max_inline  = m->eager;
     tl->attr.flush_blocks = 1; /* MPI_Win_flush waits inside MPI */
     tl->attr.max_oneshot = MPI_ONESHOT;
+    /* Ids travel in tags where the library has 64 Ki of them to spare (MPI
+     * promises only 32767; Open MPI's ob1 has 2^31 - 1). */
+    {
+        void *ub  = NULL;
+        int   flag = 0;
+
+        if ((MPI_Comm_get_attr(m->am_comm, MPI_TAG_UB, &ub, &flag) ==
+             MPI_SUCCESS) && flag && (ub != NULL) &&
+            (*(int *)ub >= TAG_ID_LAST) && (tl->params.recv_id_cb != NULL))
+            tl->attr.caps |= GV_TL_CAP_AM_ID;
+    }
     if (tl->params.heap_size > 0) {
         status = win_open(m, tl);
         if (status != GV_OK)
@@ -1249,8 +1322,10 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     if (status != GV_OK)
         goto err_win;
     snprintf(tl->attr.detail, sizeof(tl->attr.detail),
-             "eager %zu B, %u receives posted, %u send slots, window %s",
-             m->eager, m->nring, m->nslots, m->have_win ? "yes" : "no");
+             "eager %zu B, %u receives posted, %u send slots, window %s, "
+             "ids in tags %s", m->eager, m->nring, m->nslots,
+             m->have_win ? "yes" : "no",
+             (tl->attr.caps & GV_TL_CAP_AM_ID) ? "yes" : "no");
     gv_debug("mpi transport up: %s", tl->attr.detail);
     return GV_OK;
 
@@ -1287,6 +1362,7 @@ const gv_tl_ops_t gv_tl_mpi_ops = {
     .fini     = mpi_fini,
     .progress = mpi_progress,
     .am_send  = mpi_am_send,
+    .am_send_id = mpi_am_send_id,
     .wait     = NULL,
     .put      = mpi_put,
     .get      = mpi_get,

@@ -59,6 +59,8 @@ enum {
     GV_TL_CAP_WAIT     = 1u << 3, /* wait(): block until an event may be in */
     GV_TL_CAP_WAIT_SEND = 1u << 4, /* wait() also returns when send space
                                       that was refused frees up */
+    GV_TL_CAP_AM_ID    = 1u << 5, /* am_send_id: a 16-bit id beside the
+                                     payload, outside the message */
 };
 
 typedef enum {
@@ -113,10 +115,15 @@ static inline gv_status_t gv__wreq_wait(gv__wreq_t *r)
 
 typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
                               size_t len);
+/* A message sent with am_send_id(): its id, and its payload alone. The
+ * transport checked src; the id is what arrived (any 16-bit value). */
+typedef void (*gv_tl_recv_id_cb)(void *arg, int src, unsigned id,
+                                 const void *data, size_t len);
 
 /* What the core asks of a transport at init. */
 typedef struct gv_tl_params {
     gv_tl_recv_cb recv_cb;
+    gv_tl_recv_id_cb recv_id_cb; /* for GV_TL_CAP_AM_ID */
     void         *recv_arg;
     size_t        heap_size;   /* bytes of symmetric heap per rank */
 } gv_tl_params_t;
@@ -173,6 +180,16 @@ struct gv_tl_ops {
     gv_status_t (*am_send)(gv_tl_t *tl, int dst, const void *hdr,
                            size_t hdr_len, const void *payload, size_t len,
                            gv_req_t *req);
+    /* Optional (GV_TL_CAP_AM_ID). Send len bytes of payload as one message
+     * with @a id carried beside them by the library (MPI: in the tag), so
+     * that a message is no larger than its payload: under some libraries a
+     * few bytes more cost more than the check that reads them (Open MPI's
+     * shared memory, 8 bytes against 16). Delivered through
+     * params.recv_id_cb, in order with the sender's am_send() messages.
+     * len <= attr.max_inline: GV_OK (copied or sent), GV_ERR_NO_RESOURCE
+     * or GV_ERR_UNREACHABLE, never GV_INPROGRESS. */
+    gv_status_t (*am_send_id)(gv_tl_t *tl, int dst, uint16_t id,
+                              const void *payload, size_t len);
     /* Optional (GV_TL_CAP_WAIT). Block until a message may have arrived or
      * timeout_us passed. Spurious returns are fine; sleeping through an
      * arrival is not. A rank waiting for send resources (after

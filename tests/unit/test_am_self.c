@@ -190,6 +190,9 @@ Test(registry, capability_bits_must_match_slots)
     cr_assert(strstr(why, "ATOMIC64") != NULL, "%s", why);
     cr_assert_eq(gv__tl_check(&ops, GV_TL_CAP_AM | GV_TL_CAP_WAIT, why,
                               sizeof(why)), GV_ERR_INVALID);
+    cr_assert_eq(gv__tl_check(&ops, GV_TL_CAP_AM | GV_TL_CAP_AM_ID, why,
+                              sizeof(why)), GV_ERR_INVALID);
+    cr_assert(strstr(why, "am_send_id") != NULL, "%s", why);
     cr_assert_eq(gv__tl_check(&ops, 0, why, sizeof(why)), GV_ERR_INVALID);
     ops.am_send = NULL;
     cr_assert_eq(gv__tl_check(&ops, GV_TL_CAP_AM, why, sizeof(why)),
