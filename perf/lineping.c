@@ -1,0 +1,119 @@
+/* lineping: how long one cache line takes to go from one core to another
+ * right now, with no library at all. Two processes, pinned to the first
+ * two CPUs this process may use, take turns writing one shared word.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Why: on the VMs these benchmarks run on, the host places the two vCPUs
+ * anew whenever they have been idle, and a line takes either about 45 or
+ * about 160 ns between them (two modes, for a whole process's life). Every
+ * shared-memory ping-pong inherits that mode at launch, so perf/compare.sh
+ * runs this once per round and prints which modes the round met.
+ *
+ * Usage: lineping [-n round_trips]; prints "lineping one_way_ns=X".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ns(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+    cpu_set_t s;
+
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    if (sched_setaffinity(0, sizeof(s), &s) != 0) {
+        fprintf(stderr, "lineping: cannot pin to CPU %d: %s\n", cpu,
+                strerror(errno));
+        exit(1);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    long              n = 200000, v;
+    int               opt, cpu[2], k = 0, c, status;
+    cpu_set_t         mine;
+    volatile int64_t *w;
+    double            t0, t1;
+    pid_t             child;
+
+    while ((opt = getopt(argc, argv, "n:")) != -1) {
+        if ((opt != 'n') || ((n = strtol(optarg, NULL, 10)) < 1000) ||
+            (n > 100000000)) {
+            fprintf(stderr, "usage: lineping [-n round_trips, 1000.."
+                            "100000000]\n");
+            return 2;
+        }
+    }
+    if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
+        fprintf(stderr, "lineping: sched_getaffinity: %s\n", strerror(errno));
+        return 1;
+    }
+    for (c = 0; (c < CPU_SETSIZE) && (k < 2); c++)
+        if (CPU_ISSET(c, &mine))
+            cpu[k++] = c;
+    if (k < 2) {
+        fprintf(stderr, "lineping: needs two CPUs, this process may use "
+                        "%d\n", k);
+        return 1;
+    }
+    w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+             -1, 0);
+    if (w == MAP_FAILED) {
+        fprintf(stderr, "lineping: mmap: %s\n", strerror(errno));
+        return 1;
+    }
+    *w    = 0;
+    child = fork();
+    if (child < 0) {
+        fprintf(stderr, "lineping: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        pin(cpu[1]);
+        for (v = 1; v < 2 * n; v += 2) { /* answer every odd value */
+            while (*w != v)
+                ;
+            *w = v + 1;
+        }
+        _exit(0);
+    }
+    pin(cpu[0]);
+    /* A tenth of the round trips warm up, then the rest are timed. */
+    for (v = 0; v < 2 * (n / 10); v += 2) {
+        *w = v + 1;
+        while (*w != v + 2)
+            ;
+    }
+    t0 = now_ns();
+    for (; v < 2 * n; v += 2) {
+        *w = v + 1;
+        while (*w != v + 2)
+            ;
+    }
+    t1 = now_ns();
+    if ((waitpid(child, &status, 0) != child) || !WIFEXITED(status) ||
+        (WEXITSTATUS(status) != 0)) {
+        fprintf(stderr, "lineping: the other process failed\n");
+        return 1;
+    }
+    printf("lineping one_way_ns=%.0f\n",
+           (t1 - t0) / (double)(n - n / 10) / 2.0);
+    return 0;
+}
