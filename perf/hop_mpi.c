@@ -1,0 +1,204 @@
+/* hop_mpi: Grapevine's hop against MPI's, inside one process.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ *   GV_TRANSPORT=mpi mpirun -np 2 [--mca btl self,vader] \
+ *       build/perf/hop_mpi [-b blocks] [-k round_trips_per_block] [-s bytes]
+ *
+ * Ranks 0 and 1 ping-pong -s bytes (8) three ways, in blocks of -k round
+ * trips (500), the ways taking turns block by block, -b blocks each (100):
+ *   gv    gv_am_send_now() and gv_wait(), as perf/pingpong;
+ *   test  MPI: a persistent MPI_ANY_SOURCE receive polled with MPI_Test and
+ *         restarted after the reply went out, the way a layer over MPI has
+ *         to receive (and the mpi transport does);
+ *   recv  MPI: blocking MPI_Send and MPI_Recv from the named rank, as
+ *         perf/mpi_pingpong (the issue's reference).
+ * The MPI ways run on duplicates of MPI_COMM_WORLD, one each (the test
+ * way's receive matches any tag), beside the transport.
+ *
+ * Why in one process: on these VMs a process keeps, for its whole life, the
+ * placement of the two vCPUs it started with, and a hop over shared memory
+ * takes 0.13-0.2 or 0.35-0.45 us depending on it (perf/lineping). Two
+ * separate runs compare placements as much as code; blocks that take turns
+ * in one run share one placement, so their difference is the code's.
+ *
+ * Prints "hop_mpi transport=T bytes=S gv_ns=X test_ns=Y recv_ns=Z
+ * gv_over_recv=R": one-way nanoseconds, half the median round trip of each
+ * way over all its blocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if GV_HAVE_MPI
+#include <grapevine.h>
+#include <mpi.h>
+
+#include "stamp.h"
+
+enum { WAY_GV, WAY_TEST, WAY_RECV, NWAYS };
+
+static volatile uint64_t arrived;
+static gv_am_id_t        ping_id;
+
+static void on_ping(int src, const void *payload, size_t len, void *arg)
+{
+    (void)src;
+    (void)payload;
+    (void)len;
+    (void)arg;
+    arrived++;
+}
+
+static int arrived_at_least(void *arg)
+{
+    return arrived >= *(const uint64_t *)arg;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double half_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), cmp_double);
+    return v[n / 2] / 2.0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: hop_mpi [-b blocks, 1..10000] [-k round trips "
+                    "per block, 10..100000] [-s bytes, 0..1024]\n");
+    exit(2);
+}
+
+static long arg_in(const char *s, long lo, long hi)
+{
+    char *end;
+    long  v = strtol(s, &end, 10);
+
+    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
+        usage();
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    int          blocks = 100, per = 500, size = 8, provided, opt, b, i, w;
+    int          rank, peer, late = 0, n[NWAYS] = {0};
+    char         sbuf[1024], rbuf[1024], tbuf[1024];
+    double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
+    uint64_t     target = 0, prev, now;
+    MPI_Comm     comm, rcomm;
+    MPI_Request  req;
+    MPI_Status   st;
+    stamp_span_t span;
+
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
+        switch (opt) {
+        case 'b': blocks = (int)arg_in(optarg, 1, 10000); break;
+        case 'k': per = (int)arg_in(optarg, 10, 100000); break;
+        case 's': size = (int)arg_in(optarg, 0, 1024); break;
+        default: usage();
+        }
+    }
+    gv_init(&argc, &argv);
+    if (gv_nranks() < 2)
+        gv_abort(2, "hop_mpi needs at least 2 ranks (ranks 0 and 1 "
+                    "ping-pong), got %d", gv_nranks());
+    if (gv_am_register(on_ping, NULL, &ping_id) != GV_OK)
+        gv_abort(1, "hop_mpi: cannot register a handler");
+    rank = gv_rank();
+    peer = (rank == 0) ? 1 : 0;
+    for (w = 0; w < NWAYS; w++)
+        if ((rtt[w] = malloc(sizeof(double) * (size_t)blocks * per)) == NULL)
+            gv_abort(1, "hop_mpi: out of memory");
+    memset(sbuf, 0, sizeof(sbuf));
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &rcomm);
+    MPI_Recv_init(tbuf, (int)sizeof(tbuf), MPI_BYTE, MPI_ANY_SOURCE,
+                  MPI_ANY_TAG, comm, &req);
+    MPI_Start(&req);
+
+    stamp_span_begin(&span);
+    for (b = 0; b < blocks * NWAYS; b++) {
+        w = b % NWAYS;
+        gv_barrier();
+        if (rank > 1)
+            continue;
+        prev = stamp_ticks();
+        for (i = 0; i < per; i++) {
+            if (w == WAY_GV) {
+                target++;
+                if (rank == 0)
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                gv_wait(arrived_at_least, &target);
+                if (rank == 1)
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+            } else if (w == WAY_TEST) {
+                int done = 0;
+
+                if (rank == 0)
+                    MPI_Send(sbuf, size, MPI_BYTE, peer, 1, comm);
+                if (late) { /* after the reply, as the transport does */
+                    MPI_Start(&req);
+                    late = 0;
+                }
+                while (!done)
+                    MPI_Test(&req, &done, &st);
+                late = 1;
+                if (rank == 1)
+                    MPI_Send(sbuf, size, MPI_BYTE, peer, 1, comm);
+            } else {
+                if (rank == 0)
+                    MPI_Send(sbuf, size, MPI_BYTE, peer, 2, rcomm);
+                MPI_Recv(rbuf, (int)sizeof(rbuf), MPI_BYTE, peer, 2, rcomm,
+                         MPI_STATUS_IGNORE);
+                if (rank == 1)
+                    MPI_Send(sbuf, size, MPI_BYTE, peer, 2, rcomm);
+            }
+            if (rank == 0) {
+                now               = stamp_ticks();
+                rtt[w][n[w]++] = (double)(now - prev);
+                prev              = now;
+            }
+        }
+        if (late) {
+            MPI_Start(&req);
+            late = 0;
+        }
+    }
+    ns_per_tick = stamp_span_rate(&span);
+    if (rank == 0) {
+        for (w = 0; w < NWAYS; w++)
+            out[w] = half_median(rtt[w], n[w]) * ns_per_tick;
+        printf("hop_mpi transport=%s bytes=%d gv_ns=%.1f test_ns=%.1f "
+               "recv_ns=%.1f gv_over_recv=%.3f\n", gv_transport_name(), size,
+               out[WAY_GV], out[WAY_TEST], out[WAY_RECV],
+               out[WAY_GV] / out[WAY_RECV]);
+    }
+    MPI_Cancel(&req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Request_free(&req);
+    MPI_Comm_free(&comm);
+    MPI_Comm_free(&rcomm);
+    for (w = 0; w < NWAYS; w++)
+        free(rtt[w]);
+    gv_finalize();
+    MPI_Finalize();
+    return 0;
+}
+
+#else
+
+int main(void)
+{
+    fprintf(stderr, "hop_mpi: built without MPI (rebuild with MPI=1; needs "
+            "libopenmpi-dev)\n");
+    return 77;
+}
+
+#endif
