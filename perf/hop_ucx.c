@@ -1,0 +1,270 @@
+/* hop_ucx: Grapevine's hop against UCP's, inside one process.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ *   GV_TRANSPORT=ucx UCX_TLS=sm,self build/bin/gvrun -n 2 \
+ *       build/perf/hop_ucx [-b blocks] [-k round_trips_per_block] [-s bytes]
+ *
+ * Ranks 0 and 1 ping-pong -s bytes (8) two ways, in blocks of -k round
+ * trips (500), the ways taking turns block by block, -b blocks each (100):
+ *   gv   gv_am_send_now() and gv_wait(), as perf/pingpong;
+ *   ucp  a UCP context, worker and endpoint of this program's own, made
+ *        with the same UCX_TLS: ucp_am_send_nbx() and ucp_worker_progress()
+ *        until the peer's message is in, as ucx_perftest's ucp_am_lat.
+ * Why in one process: see perf/hop_mpi.c. The two ways share the run's
+ * vCPU placement, so their difference is the code's.
+ *
+ * Prints "hop_ucx transport=T bytes=S gv_ns=X ucp_ns=Y gv_over_ucp=R":
+ * one-way nanoseconds, half the median round trip of each way over all
+ * its blocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if GV_HAVE_UCX
+#include <grapevine.h>
+#include <ucp/api/ucp.h>
+
+#include "stamp.h"
+
+#define RAW_AM_ID 11
+#define ADDR_MAX  4096
+
+enum { WAY_GV, WAY_UCP, NWAYS };
+
+static volatile uint64_t arrived, raw_arrived;
+static gv_am_id_t        ping_id, addr_id;
+static uint8_t           peer_addr[ADDR_MAX];
+static size_t            peer_addr_len;
+
+static void on_ping(int src, const void *payload, size_t len, void *arg)
+{
+    (void)src;
+    (void)payload;
+    (void)len;
+    (void)arg;
+    arrived++;
+}
+
+static void on_addr(int src, const void *payload, size_t len, void *arg)
+{
+    (void)src;
+    (void)arg;
+    if ((len == 0) || (len > ADDR_MAX))
+        gv_abort(1, "hop_ucx: a worker address of %zu bytes (at most %d)",
+                 len, ADDR_MAX);
+    memcpy(peer_addr, payload, len);
+    peer_addr_len = len;
+}
+
+static int have_addr(void *arg)
+{
+    (void)arg;
+    return peer_addr_len > 0;
+}
+
+static int arrived_at_least(void *arg)
+{
+    return arrived >= *(const uint64_t *)arg;
+}
+
+static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
+                           void *data, size_t length,
+                           const ucp_am_recv_param_t *param)
+{
+    (void)arg;
+    (void)header;
+    (void)header_length;
+    (void)data;
+    (void)length;
+    (void)param;
+    raw_arrived++;
+    return UCS_OK;
+}
+
+static void check(ucs_status_t s, const char *what)
+{
+    if (s != UCS_OK)
+        gv_abort(1, "hop_ucx: %s: %s", what, ucs_status_string(s));
+}
+
+/* Wait for a send or a close, progressing the worker. */
+static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
+                     const char *what)
+{
+    ucs_status_t s;
+
+    if (sp == NULL)
+        return;
+    if (UCS_PTR_IS_ERR(sp))
+        check(UCS_PTR_STATUS(sp), what);
+    while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
+        ucp_worker_progress(worker);
+    ucp_request_free(sp);
+    check(s, what);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: hop_ucx [-b blocks, 1..10000] [-k round trips "
+                    "per block, 10..100000] [-s bytes, 0..1024]\n");
+    exit(2);
+}
+
+static long arg_in(const char *s, long lo, long hi)
+{
+    char *end;
+    long  v = strtol(s, &end, 10);
+
+    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
+        usage();
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    int                      blocks = 100, per = 500, size = 8, opt, b, i, w;
+    int                      rank, peer, n[NWAYS] = {0};
+    char                     sbuf[1024];
+    double                  *rtt[NWAYS], ns_per_tick, out[NWAYS];
+    uint64_t                 target = 0, raw_target = 1, prev, now;
+    stamp_span_t             span;
+    ucp_params_t             cp;
+    ucp_worker_params_t      wp;
+    ucp_ep_params_t          ep_params;
+    ucp_am_handler_param_t   hp;
+    ucp_request_param_t      sp_param, close_param;
+    ucp_context_h            context;
+    ucp_worker_h             worker;
+    ucp_ep_h                 ep;
+    ucp_address_t           *addr;
+    size_t                   addr_len;
+
+    gv_init(&argc, &argv);
+    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
+        switch (opt) {
+        case 'b': blocks = (int)arg_in(optarg, 1, 10000); break;
+        case 'k': per = (int)arg_in(optarg, 10, 100000); break;
+        case 's': size = (int)arg_in(optarg, 0, 1024); break;
+        default: usage();
+        }
+    }
+    if (gv_nranks() != 2)
+        gv_abort(2, "hop_ucx needs exactly 2 ranks, got %d", gv_nranks());
+    if ((gv_am_register(on_ping, NULL, &ping_id) != GV_OK) ||
+        (gv_am_register(on_addr, NULL, &addr_id) != GV_OK))
+        gv_abort(1, "hop_ucx: cannot register handlers");
+    rank = gv_rank();
+    peer = 1 - rank;
+    for (w = 0; w < NWAYS; w++)
+        if ((rtt[w] = malloc(sizeof(double) * (size_t)blocks * per)) == NULL)
+            gv_abort(1, "hop_ucx: out of memory");
+    memset(sbuf, 0, sizeof(sbuf));
+
+    /* UCP of our own, as ucx_perftest sets it up. */
+    memset(&cp, 0, sizeof(cp));
+    cp.field_mask = UCP_PARAM_FIELD_FEATURES;
+    cp.features   = UCP_FEATURE_AM;
+    check(ucp_init(&cp, NULL, &context), "ucp_init");
+    memset(&wp, 0, sizeof(wp));
+    wp.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    check(ucp_worker_create(context, &wp, &worker), "ucp_worker_create");
+    memset(&hp, 0, sizeof(hp));
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                    UCP_AM_HANDLER_PARAM_FIELD_CB;
+    hp.id         = RAW_AM_ID;
+    hp.cb         = on_raw;
+    check(ucp_worker_set_am_recv_handler(worker, &hp), "set_am_recv_handler");
+    check(ucp_worker_get_address(worker, &addr, &addr_len),
+          "ucp_worker_get_address");
+    if (addr_len > ADDR_MAX)
+        gv_abort(1, "hop_ucx: worker address of %zu bytes", addr_len);
+    gv_am_send(peer, addr_id, addr, addr_len);
+    gv_flush();
+    gv_wait(have_addr, NULL);
+    ucp_worker_release_address(worker, addr);
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address    = (const ucp_address_t *)peer_addr;
+    check(ucp_ep_create(worker, &ep_params, &ep), "ucp_ep_create");
+    memset(&sp_param, 0, sizeof(sp_param));
+    /* Wire up the endpoint both ways before timing anything. */
+    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, sbuf, 8,
+                                     &sp_param), "ucp_am_send_nbx");
+    while (raw_arrived < 1)
+        ucp_worker_progress(worker);
+    gv_barrier();
+
+    stamp_span_begin(&span);
+    for (b = 0; b < blocks * NWAYS; b++) {
+        w = b % NWAYS;
+        gv_barrier();
+        prev = stamp_ticks();
+        for (i = 0; i < per; i++) {
+            if (w == WAY_GV) {
+                target++;
+                if (rank == 0)
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                gv_wait(arrived_at_least, &target);
+                if (rank == 1)
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+            } else {
+                raw_target++;
+                if (rank == 0)
+                    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
+                             sbuf, (size_t)size, &sp_param),
+                             "ucp_am_send_nbx");
+                while (raw_arrived < raw_target)
+                    ucp_worker_progress(worker);
+                if (rank == 1)
+                    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
+                             sbuf, (size_t)size, &sp_param),
+                             "ucp_am_send_nbx");
+            }
+            if (rank == 0) {
+                now            = stamp_ticks();
+                rtt[w][n[w]++] = (double)(now - prev);
+                prev           = now;
+            }
+        }
+    }
+    ns_per_tick = stamp_span_rate(&span);
+    if (rank == 0) {
+        for (w = 0; w < NWAYS; w++) {
+            qsort(rtt[w], (size_t)n[w], sizeof(double), cmp_double);
+            out[w] = rtt[w][n[w] / 2] / 2.0 * ns_per_tick;
+        }
+        printf("hop_ucx transport=%s bytes=%d gv_ns=%.1f ucp_ns=%.1f "
+               "gv_over_ucp=%.3f\n", gv_transport_name(), size,
+               out[WAY_GV], out[WAY_UCP], out[WAY_GV] / out[WAY_UCP]);
+    }
+    gv_barrier();
+    memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
+    wait_req(worker, ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
+    gv_barrier();
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+    for (w = 0; w < NWAYS; w++)
+        free(rtt[w]);
+    gv_finalize();
+    return 0;
+}
+
+#else
+
+int main(void)
+{
+    fprintf(stderr, "hop_ucx: built without UCX (rebuild with UCX=1; needs "
+            "libucx-dev)\n");
+    return 77;
+}
+
+#endif
