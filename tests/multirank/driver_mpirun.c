@@ -61,26 +61,34 @@ typedef struct {
     char args[48];
     int  nranks;
     int  timeout_s;
+    char env[48];          /* extra GV_* settings for this case */
 } case_t;
 
 static case_t cases[] = {
     /* PMIx launch of 4 ranks for each transport (and MPI launch for mpi) */
-    {0, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {1, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {2, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {3, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {4, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {5, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {6, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
-    {7, "mr_alltoall", "-n 1000 -S 70000", 4, 120},
+    {0, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {1, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {2, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {3, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {4, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {5, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {6, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
+    {7, "mr_alltoall", "-n 1000 -S 70000", 4, 120, ""},
     /* the mpi transport's own paths: large messages and the window */
-    {5, "mr_sizes", "", 4, 120},
-    {6, "mr_sizes", "", 4, 120},
-    {7, "mr_sizes", "", 4, 120},
-    {5, "mr_rma", "", 4, 120},
-    {6, "mr_rma", "", 4, 120},
-    {7, "mr_rma", "", 4, 120},
-    {5, "mr_barrier", "", 8, 150},
+    {5, "mr_sizes", "", 4, 120, ""},
+    {6, "mr_sizes", "", 4, 120, ""},
+    {7, "mr_sizes", "", 4, 120, ""},
+    {5, "mr_rma", "", 4, 120, ""},
+    {6, "mr_rma", "", 4, 120, ""},
+    {7, "mr_rma", "", 4, 120, ""},
+    {5, "mr_barrier", "", 8, 150, ""},
+    /* order per pair with gv_am_send_now (the handler id in the MPI tag)
+     * mixed with batches and large messages behind an RTS */
+    {5, "mr_ucx_order", "-N", 3, 120, ""},
+    {6, "mr_ucx_order", "-N", 2, 120, ""},
+    {7, "mr_ucx_order", "-N", 2, 120, ""},
+    /* ring slots of an odd eager size still give aligned payloads */
+    {5, "mr_ucx_order", "-N", 2, 120, "GV_MPI_EAGER=1001"},
 };
 
 static int have_mpirun(void)
@@ -132,10 +140,10 @@ ParameterizedTest(case_t *k, mpirun, launch, .timeout = 240)
 
     skip_unless_runnable(c, k->prog);
     snprintf(cmd, sizeof(cmd),
-             "env GV_TRANSPORT=%s GV_WARN_UNUSED_ENV=0 " MPIRUN_ENV " "
+             "env GV_TRANSPORT=%s GV_WARN_UNUSED_ENV=0 %s " MPIRUN_ENV " "
              "timeout -k 5 %d mpirun --oversubscribe -np %d %s "
-             "%s/tests/multirank/%s %s", c->tl, k->timeout_s, k->nranks,
-             c->mca, GV_BUILD_DIR, k->prog, k->args);
+             "%s/tests/multirank/%s %s", c->tl, k->env, k->timeout_s,
+             k->nranks, c->mca, GV_BUILD_DIR, k->prog, k->args);
     rc = drv_run(cmd, &out);
     if ((rc != 0) && (out != NULL) &&
         (strstr(out, "PML ucx cannot be selected") != NULL))
