@@ -17,9 +17,10 @@
 # ping-pong, so ofi bandwidth is compared ping-pong to ping-pong.
 # Host modes: on these VMs a process lands in a mode for its whole life,
 # depending on where the host put the two vCPUs when it started: a cache
-# line takes about 33, 45 or 160 ns between them (perf/lineping, run once
-# a round, says which modes the run met). A median over rounds therefore
-# depends on how many launches of each side landed slow. The "best"
+# line takes about 33, 45 or 160 ns between them. perf/lineping, a launch
+# of its own once a round, samples the modes the host gave during the run
+# (not the mode of any one measured launch). A median over rounds
+# therefore depends on how many launches of each side landed slow. The "best"
 # columns give each side's fastest round, the placement both got R
 # chances at.
 set -u
@@ -95,7 +96,7 @@ best() { # values... -> the smallest (empty values ignored)
 }
 
 LP=() # lineping one-way ns, one per round
-lineping() { LP+=("$("$B/perf/lineping" 2>/dev/null |
+lineping() { LP+=("$(timeout 60 "$B/perf/lineping" 2>/dev/null |
     sed -n 's/.*one_way_ns=\([0-9]*\).*/\1/p')"); }
 
 med() { # values... -> median (empty values ignored)
@@ -125,7 +126,7 @@ for cfg in "tcp||tcp,self|tcp" "shm||sm,self|shm" \
            "ucx|UCX_TLS=tcp,self|tcp,self|ucx/tcp"; do
     IFS='|' read -r tl env utls label <<<"$cfg"
     want "$label" || continue
-    built "$tl" || { echo "| $tl $env | not built | | | | | | |"; continue; }
+    built "$tl" || { echo "| $tl $env | not built | | | | | | | | | |"; continue; }
     L="env GV_TRANSPORT=$tl $env timeout 120 $B/bin/gvrun -n 2"
     GL=() GB=() PL=() PB=()
     for ((r = 0; r < ROUNDS; r++)); do
@@ -141,7 +142,7 @@ for cfg in "tcp||tcp,self|tcp" "shm||sm,self|shm" \
 done
 for prov in "shm" "tcp;ofi_rxm"; do
     want "ofi/${prov%%;*}" || continue
-    built ofi || { echo "| ofi | not built | | | | | | |"; break; }
+    built ofi || { echo "| ofi | not built | | | | | | | | | |"; break; }
     L="env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2"
     GL=() GB=() PL=() PB=()
     for ((r = 0; r < ROUNDS; r++)); do
@@ -170,9 +171,10 @@ for btl in "self,vader" "self,tcp"; do
     done
     row "mpi btl $btl" "perf/mpi_pingpong --mca btl $btl"
 done
-if [ ${#LP[@]} -gt 0 ]; then
+if [ -n "$(printf '%s' "${LP[@]}")" ]; then
     printf '%s\n' "${LP[@]}" | awk 'NF' | sort -g | awk '
         { if ($1 < 39) a++; else if ($1 < 100) b++; else c++ }
-        END { printf "\nHost modes met (perf/lineping once a round, one-way"
-              printf " ns): under 39 %d, 39-100 %d, over 100 %d\n", a, b, c }'
+        END { printf "\nHost modes sampled (perf/lineping once a round,"
+              printf " one-way ns): under 39 %d, 39-100 %d, over 100 %d\n",
+              a, b, c }'
 fi

@@ -105,12 +105,28 @@ int main(int argc, char **argv)
         default: usage();
         }
     }
-    gv_init(&argc, &argv);
+    /* Before gv_init, so that no message can beat a registration. */
+    if (gv_am_register(on_ping, NULL, &ping_id) != GV_OK) {
+        fprintf(stderr, "hop_mpi: cannot register a handler\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (gv_init(&argc, &argv) != GV_OK) {
+        fprintf(stderr, "hop_mpi: gv_init failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (gv_nranks() < 2)
         gv_abort(2, "hop_mpi needs at least 2 ranks (ranks 0 and 1 "
                     "ping-pong), got %d", gv_nranks());
-    if (gv_am_register(on_ping, NULL, &ping_id) != GV_OK)
-        gv_abort(1, "hop_mpi: cannot register a handler");
+    {
+        int mpi_rank, mpi_size;
+
+        MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+        if ((mpi_size != gv_nranks()) || (mpi_rank != gv_rank()))
+            gv_abort(2, "hop_mpi: Grapevine rank %d of %d is MPI rank %d of "
+                        "%d; start it with mpirun, not gvrun", gv_rank(),
+                        gv_nranks(), mpi_rank, mpi_size);
+    }
     rank = gv_rank();
     peer = (rank == 0) ? 1 : 0;
     for (w = 0; w < NWAYS; w++)

@@ -147,7 +147,16 @@ int main(int argc, char **argv)
     ucp_address_t           *addr;
     size_t                   addr_len;
 
-    gv_init(&argc, &argv);
+    /* Before gv_init, so that no message can beat a registration. */
+    if ((gv_am_register(on_ping, NULL, &ping_id) != GV_OK) ||
+        (gv_am_register(on_addr, NULL, &addr_id) != GV_OK)) {
+        fprintf(stderr, "hop_ucx: cannot register handlers\n");
+        return 1;
+    }
+    if (gv_init(&argc, &argv) != GV_OK) {
+        fprintf(stderr, "hop_ucx: gv_init failed\n");
+        return 1;
+    }
     while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
         switch (opt) {
         case 'b': blocks = (int)arg_in(optarg, 1, 10000); break;
@@ -158,9 +167,6 @@ int main(int argc, char **argv)
     }
     if (gv_nranks() != 2)
         gv_abort(2, "hop_ucx needs exactly 2 ranks, got %d", gv_nranks());
-    if ((gv_am_register(on_ping, NULL, &ping_id) != GV_OK) ||
-        (gv_am_register(on_addr, NULL, &addr_id) != GV_OK))
-        gv_abort(1, "hop_ucx: cannot register handlers");
     rank = gv_rank();
     peer = 1 - rank;
     for (w = 0; w < NWAYS; w++)

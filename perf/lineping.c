@@ -4,10 +4,11 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Why: on the VMs these benchmarks run on, the host places the two vCPUs
- * anew whenever they have been idle, and a line takes either about 45 or
- * about 160 ns between them (two modes, for a whole process's life). Every
- * shared-memory ping-pong inherits that mode at launch, so perf/compare.sh
- * runs this once per round and prints which modes the round met.
+ * anew whenever they have been idle, and a line takes about 33, 45 or 160
+ * ns between them (modes that last a whole process's life). Every
+ * shared-memory ping-pong inherits the mode of its launch, so
+ * perf/compare.sh runs this once per round and prints the modes it saw.
+ * A side that stops answering for 10 s ends the run with an error.
  *
  * Usage: lineping [-n round_trips]; prints "lineping one_way_ns=X".
  */
@@ -18,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +32,23 @@ static double now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Spin until *w == want; give up after 10 s (the other side is gone). */
+static void await(volatile int64_t *w, long want, pid_t other)
+{
+    double   t0 = now_ns();
+    unsigned spins = 0;
+
+    while (*w != want) {
+        if ((++spins & 0xfffff) == 0 && (now_ns() - t0 > 10e9)) {
+            fprintf(stderr, "lineping: no answer for 10 s; the other "
+                            "process is gone\n");
+            if (other > 0)
+                kill(other, SIGKILL);
+            exit(1);
+        }
+    }
 }
 
 static void pin(int cpu)
@@ -51,7 +71,7 @@ int main(int argc, char **argv)
     cpu_set_t         mine;
     volatile int64_t *w;
     double            t0, t1;
-    pid_t             child;
+    pid_t             child, parent;
 
     while ((opt = getopt(argc, argv, "n:")) != -1) {
         if ((opt != 'n') || ((n = strtol(optarg, NULL, 10)) < 1000) ||
@@ -79,17 +99,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "lineping: mmap: %s\n", strerror(errno));
         return 1;
     }
-    *w    = 0;
-    child = fork();
+    *w     = 0;
+    parent = getpid();
+    child  = fork();
     if (child < 0) {
         fprintf(stderr, "lineping: fork: %s\n", strerror(errno));
         return 1;
     }
     if (child == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the parent */
+        if (getppid() != parent)
+            _exit(1);
         pin(cpu[1]);
         for (v = 1; v < 2 * n; v += 2) { /* answer every odd value */
-            while (*w != v)
-                ;
+            await(w, v, 0);
             *w = v + 1;
         }
         _exit(0);
@@ -98,14 +121,12 @@ int main(int argc, char **argv)
     /* A tenth of the round trips warm up, then the rest are timed. */
     for (v = 0; v < 2 * (n / 10); v += 2) {
         *w = v + 1;
-        while (*w != v + 2)
-            ;
+        await(w, v + 2, child);
     }
     t0 = now_ns();
     for (; v < 2 * n; v += 2) {
         *w = v + 1;
-        while (*w != v + 2)
-            ;
+        await(w, v + 2, child);
     }
     t1 = now_ns();
     if ((waitpid(child, &status, 0) != child) || !WIFEXITED(status) ||

@@ -48,8 +48,9 @@ static void print_transports(void)
             continue;
         }
         if (strcmp(e->name, "mpi") == 0) {
-            printf("  %-5s built; caps AM,RMA,ATOMIC64; needs mpirun/srun "
-                   "(not probed here)\n", e->name);
+            printf("  %-5s built; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
+                   "MPI_TAG_UB allows); needs mpirun/srun (not probed "
+                   "here)\n", e->name);
             continue;
         }
         memset(&tl, 0, sizeof(tl));
