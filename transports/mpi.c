@@ -653,7 +653,7 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
         (hdr_len > GV_TL_MAX_HDR) || (total > tl->attr.max_msg))
         return GV_ERR_INVALID;
-    if (total <= SEND_NOW_MAX) {
+    if ((total <= SEND_NOW_MAX) && (total <= m->eager)) {
         /* Far below every BTL's and UCX's eager limit, so MPI_Send returns
          * as soon as MPI has copied the bytes, whatever the receiver does;
          * and it costs less than MPI_Isend plus MPI_Test. MPI keeps it in

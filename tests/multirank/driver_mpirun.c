@@ -89,6 +89,9 @@ static case_t cases[] = {
     {7, "mr_ucx_order", "-N", 2, 120, ""},
     /* ring slots of an odd eager size still give aligned payloads */
     {5, "mr_ucx_order", "-N", 2, 120, "GV_MPI_EAGER=1001"},
+    /* an eager size under 1 KiB: no message larger than the ring's
+     * receives goes out as one */
+    {5, "mr_ucx_order", "-N", 2, 120, "GV_MPI_EAGER=256"},
 };
 
 static int have_mpirun(void)
