@@ -640,20 +640,15 @@ static gv_status_t isend(mpi_tl_t *m, send_slot_t *s, const void *buf,
     return GV_OK;
 }
 
-static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
-                               size_t hdr_len, const void *payload,
-                               size_t len, gv_req_t *req)
+/* A whole message of at most m->eager bytes, hdr then payload, with @a
+ * tag on am_comm: copied or sent on return (max_inline). */
+static gv_status_t send_eager(mpi_tl_t *m, int dst, int tag, const void *hdr,
+                              size_t hdr_len, const void *payload, size_t len)
 {
-    mpi_tl_t    *m     = tl->priv;
     size_t       total = hdr_len + len;
-    send_slot_t *s, *d;
-    rts_t        r;
-    gv_status_t  status;
+    send_slot_t *s;
 
-    if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
-        (hdr_len > GV_TL_MAX_HDR) || (total > tl->attr.max_msg))
-        return GV_ERR_INVALID;
-    if ((total <= SEND_NOW_MAX) && (total <= m->eager)) {
+    if (total <= SEND_NOW_MAX) {
         /* Far below every BTL's and UCX's eager limit, so MPI_Send returns
          * as soon as MPI has copied the bytes, whatever the receiver does;
          * and it costs less than MPI_Isend plus MPI_Test. MPI keeps it in
@@ -669,7 +664,7 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
                 memcpy(tmp + hdr_len, payload, len);
             f = tmp;
         }
-        rc = MPI_Send(f, (int)total, MPI_BYTE, dst, TAG_EAGER, m->am_comm);
+        rc = MPI_Send(f, (int)total, MPI_BYTE, dst, tag, m->am_comm);
         if (rc != MPI_SUCCESS) {
             gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", total,
                             ERRSTR(rc));
@@ -677,18 +672,34 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         }
         return GV_OK;
     }
-    if (total <= m->eager) {
-        s = slot_get(m);
-        if (s == NULL)
-            return GV_ERR_NO_RESOURCE;
-        if (s->buf == NULL)
-            s->buf = gv_malloc(m->eager);
-        s->dst = dst;
+    s = slot_get(m);
+    if (s == NULL)
+        return GV_ERR_NO_RESOURCE;
+    if (s->buf == NULL)
+        s->buf = gv_malloc(m->eager);
+    s->dst = dst;
+    if (hdr_len != 0)
         memcpy(s->buf, hdr, hdr_len);
-        if (len > 0)
-            memcpy(s->buf + hdr_len, payload, len);
-        return isend(m, s, s->buf, total, TAG_EAGER, m->am_comm, 1);
-    }
+    if (len > 0)
+        memcpy(s->buf + hdr_len, payload, len);
+    return isend(m, s, s->buf, total, tag, m->am_comm, 1);
+}
+
+static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
+                               size_t hdr_len, const void *payload,
+                               size_t len, gv_req_t *req)
+{
+    mpi_tl_t    *m     = tl->priv;
+    size_t       total = hdr_len + len;
+    send_slot_t *s, *d;
+    rts_t        r;
+    gv_status_t  status;
+
+    if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
+        (hdr_len > GV_TL_MAX_HDR) || (total > tl->attr.max_msg))
+        return GV_ERR_INVALID;
+    if (total <= m->eager)
+        return send_eager(m, dst, TAG_EAGER, hdr, hdr_len, payload, len);
 
     /* Large: a control frame, then the payload from the caller's buffer. */
     if (m->nfree < 2)
@@ -729,32 +740,10 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
 static gv_status_t mpi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
                                   const void *payload, size_t len)
 {
-    mpi_tl_t    *m   = tl->priv;
-    int          tag = TAG_ID + (int)id;
-    send_slot_t *s;
-    ERRBUF;
-    int          rc;
-
     if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
         (len > tl->attr.max_inline))
         return GV_ERR_INVALID;
-    if (len <= SEND_NOW_MAX) { /* as in mpi_am_send() */
-        rc = MPI_Send(payload, (int)len, MPI_BYTE, dst, tag, m->am_comm);
-        if (rc != MPI_SUCCESS) {
-            gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", len,
-                            ERRSTR(rc));
-            return GV_ERR_UNREACHABLE;
-        }
-        return GV_OK;
-    }
-    s = slot_get(m);
-    if (s == NULL)
-        return GV_ERR_NO_RESOURCE;
-    if (s->buf == NULL)
-        s->buf = gv_malloc(m->eager);
-    s->dst = dst;
-    memcpy(s->buf, payload, len);
-    return isend(m, s, s->buf, len, tag, m->am_comm, 1);
+    return send_eager(tl->priv, dst, TAG_ID + (int)id, NULL, 0, payload, len);
 }
 
 static unsigned mpi_progress(gv_tl_t *tl)
