@@ -34,6 +34,7 @@
 #include <grapevine.h>
 #include <mpi.h>
 
+#include "hop.h"
 #include "stamp.h"
 
 enum { WAY_GV, WAY_TEST, WAY_RECV, NWAYS };
@@ -55,38 +56,10 @@ static int arrived_at_least(void *arg)
     return arrived >= *(const uint64_t *)arg;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double half_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return v[n / 2] / 2.0;
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: hop_mpi [-b blocks, 1..10000] [-k round trips "
-                    "per block, 10..100000] [-s bytes, 0..1024]\n");
-    exit(2);
-}
-
-static long arg_in(const char *s, long lo, long hi)
-{
-    char *end;
-    long  v = strtol(s, &end, 10);
-
-    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
-        usage();
-    return v;
-}
-
 int main(int argc, char **argv)
 {
-    int          blocks = 100, per = 500, size = 8, provided, opt, b, i, w;
+    hop_opts_t   o;
+    int          provided, b, i, w;
     int          rank, peer, late = 0, n[NWAYS] = {0};
     char         sbuf[1024], rbuf[1024], tbuf[1024];
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
@@ -97,14 +70,7 @@ int main(int argc, char **argv)
     stamp_span_t span;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
-    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
-        switch (opt) {
-        case 'b': blocks = (int)arg_in(optarg, 1, 10000); break;
-        case 'k': per = (int)arg_in(optarg, 10, 100000); break;
-        case 's': size = (int)arg_in(optarg, 0, 1024); break;
-        default: usage();
-        }
-    }
+    o = hop_options("hop_mpi", argc, argv);
     /* Before gv_init, so that no message can beat a registration. */
     if (gv_am_register(on_ping, NULL, &ping_id) != GV_OK) {
         fprintf(stderr, "hop_mpi: cannot register a handler\n");
@@ -130,7 +96,8 @@ int main(int argc, char **argv)
     rank = gv_rank();
     peer = (rank == 0) ? 1 : 0;
     for (w = 0; w < NWAYS; w++)
-        if ((rtt[w] = malloc(sizeof(double) * (size_t)blocks * per)) == NULL)
+        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
+                             (size_t)o.per)) == NULL)
             gv_abort(1, "hop_mpi: out of memory");
     memset(sbuf, 0, sizeof(sbuf));
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -140,25 +107,25 @@ int main(int argc, char **argv)
     MPI_Start(&req);
 
     stamp_span_begin(&span);
-    for (b = 0; b < blocks * NWAYS; b++) {
+    for (b = 0; b < o.blocks * NWAYS; b++) {
         w = b % NWAYS;
         gv_barrier();
         if (rank > 1)
             continue;
         prev = stamp_ticks();
-        for (i = 0; i < per; i++) {
+        for (i = 0; i < o.per; i++) {
             if (w == WAY_GV) {
                 target++;
                 if (rank == 0)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
                 gv_wait(arrived_at_least, &target);
                 if (rank == 1)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
             } else if (w == WAY_TEST) {
                 int done = 0;
 
                 if (rank == 0)
-                    MPI_Send(sbuf, size, MPI_BYTE, peer, 1, comm);
+                    MPI_Send(sbuf, o.size, MPI_BYTE, peer, 1, comm);
                 if (late) { /* after the reply, as the transport does */
                     MPI_Start(&req);
                     late = 0;
@@ -167,14 +134,14 @@ int main(int argc, char **argv)
                     MPI_Test(&req, &done, &st);
                 late = 1;
                 if (rank == 1)
-                    MPI_Send(sbuf, size, MPI_BYTE, peer, 1, comm);
+                    MPI_Send(sbuf, o.size, MPI_BYTE, peer, 1, comm);
             } else {
                 if (rank == 0)
-                    MPI_Send(sbuf, size, MPI_BYTE, peer, 2, rcomm);
+                    MPI_Send(sbuf, o.size, MPI_BYTE, peer, 2, rcomm);
                 MPI_Recv(rbuf, (int)sizeof(rbuf), MPI_BYTE, peer, 2, rcomm,
                          MPI_STATUS_IGNORE);
                 if (rank == 1)
-                    MPI_Send(sbuf, size, MPI_BYTE, peer, 2, rcomm);
+                    MPI_Send(sbuf, o.size, MPI_BYTE, peer, 2, rcomm);
             }
             if (rank == 0) {
                 now               = stamp_ticks();
@@ -190,9 +157,9 @@ int main(int argc, char **argv)
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
         for (w = 0; w < NWAYS; w++)
-            out[w] = half_median(rtt[w], n[w]) * ns_per_tick;
+            out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
         printf("hop_mpi transport=%s bytes=%d gv_ns=%.1f test_ns=%.1f "
-               "recv_ns=%.1f gv_over_recv=%.3f\n", gv_transport_name(), size,
+               "recv_ns=%.1f gv_over_recv=%.3f\n", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_TEST], out[WAY_RECV],
                out[WAY_GV] / out[WAY_RECV]);
     }

@@ -26,6 +26,7 @@
 #include <grapevine.h>
 #include <ucp/api/ucp.h>
 
+#include "hop.h"
 #include "stamp.h"
 
 #define RAW_AM_ID 11
@@ -105,32 +106,10 @@ static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
     check(s, what);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void usage(void)
-{
-    fprintf(stderr, "usage: hop_ucx [-b blocks, 1..10000] [-k round trips "
-                    "per block, 10..100000] [-s bytes, 0..1024]\n");
-    exit(2);
-}
-
-static long arg_in(const char *s, long lo, long hi)
-{
-    char *end;
-    long  v = strtol(s, &end, 10);
-
-    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
-        usage();
-    return v;
-}
-
 int main(int argc, char **argv)
 {
-    int                      blocks = 100, per = 500, size = 8, opt, b, i, w;
+    hop_opts_t               o;
+    int                      b, i, w;
     int                      rank, peer, n[NWAYS] = {0};
     char                     sbuf[1024];
     double                  *rtt[NWAYS], ns_per_tick, out[NWAYS];
@@ -157,20 +136,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "hop_ucx: gv_init failed\n");
         return 1;
     }
-    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
-        switch (opt) {
-        case 'b': blocks = (int)arg_in(optarg, 1, 10000); break;
-        case 'k': per = (int)arg_in(optarg, 10, 100000); break;
-        case 's': size = (int)arg_in(optarg, 0, 1024); break;
-        default: usage();
-        }
-    }
+    o = hop_options("hop_ucx", argc, argv);
     if (gv_nranks() != 2)
         gv_abort(2, "hop_ucx needs exactly 2 ranks, got %d", gv_nranks());
     rank = gv_rank();
     peer = 1 - rank;
     for (w = 0; w < NWAYS; w++)
-        if ((rtt[w] = malloc(sizeof(double) * (size_t)blocks * per)) == NULL)
+        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
+                             (size_t)o.per)) == NULL)
             gv_abort(1, "hop_ucx: out of memory");
     memset(sbuf, 0, sizeof(sbuf));
 
@@ -210,29 +183,29 @@ int main(int argc, char **argv)
     gv_barrier();
 
     stamp_span_begin(&span);
-    for (b = 0; b < blocks * NWAYS; b++) {
+    for (b = 0; b < o.blocks * NWAYS; b++) {
         w = b % NWAYS;
         gv_barrier();
         prev = stamp_ticks();
-        for (i = 0; i < per; i++) {
+        for (i = 0; i < o.per; i++) {
             if (w == WAY_GV) {
                 target++;
                 if (rank == 0)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
                 gv_wait(arrived_at_least, &target);
                 if (rank == 1)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)size);
+                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
             } else {
                 raw_target++;
                 if (rank == 0)
                     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
-                             sbuf, (size_t)size, &sp_param),
+                             sbuf, (size_t)o.size, &sp_param),
                              "ucp_am_send_nbx");
                 while (raw_arrived < raw_target)
                     ucp_worker_progress(worker);
                 if (rank == 1)
                     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
-                             sbuf, (size_t)size, &sp_param),
+                             sbuf, (size_t)o.size, &sp_param),
                              "ucp_am_send_nbx");
             }
             if (rank == 0) {
@@ -244,12 +217,10 @@ int main(int argc, char **argv)
     }
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
-        for (w = 0; w < NWAYS; w++) {
-            qsort(rtt[w], (size_t)n[w], sizeof(double), cmp_double);
-            out[w] = rtt[w][n[w] / 2] / 2.0 * ns_per_tick;
-        }
+        for (w = 0; w < NWAYS; w++)
+            out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
         printf("hop_ucx transport=%s bytes=%d gv_ns=%.1f ucp_ns=%.1f "
-               "gv_over_ucp=%.3f\n", gv_transport_name(), size,
+               "gv_over_ucp=%.3f\n", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_UCP], out[WAY_GV] / out[WAY_UCP]);
     }
     gv_barrier();

@@ -1,0 +1,63 @@
+/* What perf/hop_mpi.c and perf/hop_ucx.c share: their options and the
+ * median they report. SPDX-License-Identifier: BSD-3-Clause */
+#ifndef GV_PERF_HOP_H
+#define GV_PERF_HOP_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct {
+    int blocks;   /* -b: blocks of each way */
+    int per;      /* -k: round trips per block */
+    int size;     /* -s: bytes per message */
+} hop_opts_t;
+
+static void hop_usage(const char *prog)
+{
+    fprintf(stderr, "usage: %s [-b blocks, 1..10000] [-k round trips per "
+                    "block, 10..100000] [-s bytes, 0..1024]\n", prog);
+    exit(2);
+}
+
+static long hop_arg(const char *prog, const char *s, long lo, long hi)
+{
+    char *end;
+    long  v = strtol(s, &end, 10);
+
+    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
+        hop_usage(prog);
+    return v;
+}
+
+/* -b, -k and -s, defaults 100, 500 and 8; anything else is a usage error. */
+static hop_opts_t hop_options(const char *prog, int argc, char **argv)
+{
+    hop_opts_t o = {100, 500, 8};
+    int        opt;
+
+    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
+        switch (opt) {
+        case 'b': o.blocks = (int)hop_arg(prog, optarg, 1, 10000); break;
+        case 'k': o.per = (int)hop_arg(prog, optarg, 10, 100000); break;
+        case 's': o.size = (int)hop_arg(prog, optarg, 0, 1024); break;
+        default: hop_usage(prog);
+        }
+    }
+    return o;
+}
+
+static int hop_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Half the median of @a n round trips (sorts them). */
+static double hop_half_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), hop_cmp_double);
+    return v[n / 2] / 2.0;
+}
+
+#endif
