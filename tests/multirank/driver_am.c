@@ -88,6 +88,10 @@ static mr_case_t cases[] = {
      * KiB over tcp) instead of forced eager, mixed with tiny ones */
     {2, "mr_ucx_order", 2, "", 90, "GV_UCX_EAGER=0"},
     {3, "mr_ucx_order", 2, "", 90, "GV_UCX_EAGER=0"},
+    /* ... and gv_am_send_now's frames (format I, am_send_id) among them,
+     * held behind rendezvous data still arriving */
+    {2, "mr_ucx_order", 2, "-N", 90, "GV_UCX_EAGER=0"},
+    {3, "mr_ucx_order", 2, "-N", 90, "GV_UCX_EAGER=0"},
     {3, "mr_sizes", 2, "", 90, "GV_UCX_EAGER=0"},
     ALL_TLS("mr_ofi_large", 2, "", 90),
     ALL_TLS("mr_ofi_large", 4, "", 120),
