@@ -8,6 +8,8 @@
 
 #include <grapevine/core.h>
 
+#include <unistd.h>
+
 typedef struct gv_boot gv_boot_t;
 
 #define GV_JOB_KEY_LEN 16 /* 128 bits from the kernel's random source */
@@ -44,6 +46,14 @@ struct gv_boot {
      * memory objects ("/gv-<job_id>-..."). */
     uint64_t             job_id;
 };
+
+/* Whether this node runs more of the job's ranks than it has cores: then
+ * a rank that polls takes the core a peer needs, and waiting must give it
+ * away soon. */
+static inline int gv__boot_oversubscribed(const gv_boot_t *boot)
+{
+    return boot->local_size > sysconf(_SC_NPROCESSORS_ONLN);
+}
 
 /* Pick and start the bootstrap: gvrun if GV_BOOT_FD is set, else MPI if
  * the transport is mpi, else PMIx if its server is reachable (PMIX_RANK or

@@ -162,8 +162,11 @@ static inline void wait_poll_rest(gv_waiter_t *w, unsigned n)
      * must drain first), or one that lasts longer (a barrier), pauses
      * between polls: spinning flat out there took a fifth off GUPS over
      * ofi/shm, whose queues the other side is writing. Past GV_SPIN_US
-     * the wait yields or blocks. */
-    if ((++w->idle_rounds & 31) != 0) {
+     * the wait yields or blocks, and from then on after every empty poll:
+     * where a poll costs microseconds (rxm's sockets without a wait
+     * object), 31 more of them between naps kept an idle rank at a third
+     * of a core. */
+    if ((w->blocked_rounds == 0) && ((++w->idle_rounds & 31) != 0)) {
         if (w->for_send || (w->idle_rounds > WAIT_HOT_POLLS))
             gv__cpu_relax();
         return;
@@ -311,8 +314,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     if (gv__env.BIND == GV_BIND_CORE)
         gv__topo_bind(boot->local_rank, boot->local_size);
     wait_spin_ns = gv__env.SPIN_US * 1000ull;
-    if (!gv__env.SPIN_US_set &&
-        (boot->local_size > sysconf(_SC_NPROCESSORS_ONLN)) &&
+    if (!gv__env.SPIN_US_set && gv__boot_oversubscribed(boot) &&
         (wait_spin_ns > 2000))
         wait_spin_ns = 2000;
 

@@ -123,7 +123,15 @@
  *
  * Waiting. When the CQ has an fd wait object (tcp;ofi_rxm), wait() blocks in
  * fi_cq_sread and the entries it reads are handled by the next progress().
- * shm has none: GV_TL_CAP_WAIT is not advertised.
+ * shm has none: GV_TL_CAP_WAIT is not advertised. The wait object has a
+ * price: with one, rxm over tcp polls its sockets through the wait set's
+ * epoll_wait instead of poll(), and every fi_cq_read, so every message,
+ * took 1-2 us longer (perf/hop_ofi: 1.17-1.25x libfabric's own hop with
+ * it, 1.03-1.08x without). So the CQ gets one only where blocking pays
+ * (GV_OFI_WAIT=auto): when this node runs more ranks than it has cores.
+ * Otherwise a rank idle past GV_SPIN_US yields, then sleeps 50 us at a
+ * time, which on these VMs is no slower than a wake-up from a blocking
+ * wait (60-80 us).
  *
  * Memory registration modes: FI_MR_VIRT_ADDR, FI_MR_PROV_KEY (keys are
  * exchanged either way), FI_MR_ALLOCATED (the heap is mmap'ed), FI_MR_ENDPOINT
@@ -186,9 +194,8 @@ _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
 #ifndef OFI_FORCE_MR_LOCAL
 #define OFI_FORCE_MR_LOCAL 0               /* 1: register as if FI_MR_LOCAL */
 #endif
-#ifndef OFI_CQ_WAIT
-#define OFI_CQ_WAIT     FI_WAIT_FD        /* FI_WAIT_NONE: no wait() */
-#endif
+
+enum { OFI_WAIT_AUTO, OFI_WAIT_FD, OFI_WAIT_NONE }; /* GV_OFI_WAIT values */
 
 /* Why init failed: at info level when GV_TRANSPORT=auto is only trying us
  * (the next backend gets its turn), as an error when the user asked for
@@ -1429,6 +1436,17 @@ static size_t small_max_of(const struct fi_info *info)
     return (info->caps & FI_TAGGED) ? OFI_LARGE_MIN : OFI_MAX_FRAME;
 }
 
+/* The CQ's wait object, from GV_OFI_WAIT (see "Waiting" above). */
+static enum fi_wait_obj cq_wait_obj(const gv_tl_t *tl)
+{
+    switch (gv__env.OFI_WAIT) {
+    case OFI_WAIT_FD: return FI_WAIT_FD;
+    case OFI_WAIT_NONE: return FI_WAIT_NONE;
+    default:
+        return gv__boot_oversubscribed(tl->boot) ? FI_WAIT_FD : FI_WAIT_NONE;
+    }
+}
+
 /* Open fabric, domain, CQ, AV and endpoint for one fi_info. Returns 0 or a
  * negative fi_errno; on failure the caller tears down. */
 static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
@@ -1448,7 +1466,7 @@ static int open_info(ofi_t *o, gv_tl_t *tl, struct fi_info *info)
 
     cq_attr.format   = FI_CQ_FORMAT_DATA;
     cq_attr.size     = info->tx_attr->size + info->rx_attr->size + 64;
-    cq_attr.wait_obj = OFI_CQ_WAIT;
+    cq_attr.wait_obj = cq_wait_obj(tl);
     ret = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
     if ((ret == 0) && (cq_attr.wait_obj == FI_WAIT_FD)) {
         ret = fi_control(&o->cq->fid, FI_GETWAIT, &o->wait_fd);

@@ -66,6 +66,12 @@ static mr_case_t cases[] = {
     ALL_TLS("mr_barrier", 8, "", 120),
     ALL_TLS("mr_idle", 4, "", 60),
     ALL_TLS("mr_idle", 8, "", 60),
+    /* ofi over rxm: idle without a CQ wait object (GV_OFI_WAIT=auto when
+     * ranks fit the cores), and either choice forced */
+    {5, "mr_idle", 2, "", 60, ""},
+    {5, "mr_idle", 2, "", 60, "GV_OFI_WAIT=fd"},
+    {5, "mr_idle", 4, "", 60, "GV_OFI_WAIT=none"},
+    {5, "mr_ucx_order", 2, "-N", 90, "GV_OFI_WAIT=fd"},
     ALL_TLS("mr_rma", 2, "", 90),
     ALL_TLS("mr_rma", 4, "", 120),
     ALL_TLS_ENV("mr_alltoall", 2, "-n 3000 -S 8192", 90, "GV_AGGREGATE=0"),
