@@ -1,5 +1,5 @@
-/* What perf/hop_mpi.c and perf/hop_ucx.c share: their options and the
- * median they report. SPDX-License-Identifier: BSD-3-Clause */
+/* What perf/hop_mpi.c, perf/hop_ofi.c and perf/hop_ucx.c share: their
+ * options and the median they report. SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
 
