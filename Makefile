@@ -85,7 +85,8 @@ UNITS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MR_SRCS  := $(wildcard tests/multirank/mr_*.c)
 MRS      := $(MR_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 # LD_PRELOAD fault injection in front of a real library (UCX only).
-PRELOADS := $(if $(filter 1,$(UCX)),$(BUILD)/tests/multirank/preload_hang.so)
+PRELOADS := $(if $(filter 1,$(UCX)),$(BUILD)/tests/multirank/preload_hang.so \
+              $(BUILD)/tests/multirank/preload_forge_ucx.so)
 DRIVER_SRCS := $(wildcard tests/multirank/driver*.c)
 DRIVERS  := $(DRIVER_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 # C++ references (Boost.Context) for perf/, built when Boost is there.

@@ -461,6 +461,60 @@ Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
     stuck_target_named("ofi/tcp;ofi_rxm", "");
 }
 
+/* Frames forged in front of real UCX (preload_forge_ucx.c: another job's
+ * tag, a source rank out of range, sequence numbers ahead of the window
+ * and behind it, a frame shorter than its header) among a stream of real
+ * ones, requests and replies (format I) and batches alike: each is
+ * rejected with its reason, and every real message still arrives once, in
+ * order and intact (mr_ucx_order checks that). */
+static void forged_frames_rejected(const char *tls_env)
+{
+    static const char *why[] = {
+        "job tag mismatch (a frame of another job)",
+        "bad source rank",
+        "sequence number outside the window (duplicate or forged)",
+        "frame without a header",
+        "format I frame without its header",
+    };
+    char          cmd[1024], *out = NULL;
+    const char   *line;
+    unsigned long n = 0;
+    size_t        i;
+    int           rc;
+
+    if (!GV_HAVE_UCX)
+        cr_skip_test("ucx was not built (the frames are forged into UCX)");
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=ucx %s GV_TEST_FORGE_EVERY=7 "
+             "GV_WARN_UNUSED_ENV=0 "
+             "LD_PRELOAD=%s/tests/multirank/preload_forge_ucx.so "
+             "timeout -k 5 90 %s/bin/gvrun -n 2 "
+             "%s/tests/multirank/mr_ucx_order -N -n 2000", tls_env,
+             GV_BUILD_DIR, GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_assert_not_null(out);
+    line = strstr(out, "preload_forge_ucx: forged ");
+    cr_assert(line != NULL, "the preload did not run:\n%s", out);
+    sscanf(line, "preload_forge_ucx: forged %lu", &n);
+    cr_assert(n > 0, "nothing was forged:\n%s", out);
+    cr_expect_eq(rc, 0, "real messages were lost, reordered or corrupted "
+                 "(exit %d):\n%s", rc, out);
+    for (i = 0; i < sizeof(why) / sizeof(why[0]); i++)
+        cr_expect(strstr(out, why[i]) != NULL,
+                  "no frame was rejected for \"%s\":\n%s", why[i], out);
+    free(out);
+}
+
+Test(fault, forged_frames_rejected_ucx_sm, .timeout = 120)
+{
+    forged_frames_rejected("UCX_TLS=sm,self");
+}
+
+Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
+{
+    forged_frames_rejected("UCX_TLS=tcp,self");
+}
+
 /* A rank stuck inside its network library's progress (fault injected
  * with LD_PRELOAD in front of real UCX: preload_hang.c) holds its only
  * thread, so neither it nor its peer polls: the monitor thread stops the

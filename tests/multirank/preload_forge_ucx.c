@@ -1,0 +1,133 @@
+/* Fault injection for driver_am's forged-frame tests: loaded with
+ * LD_PRELOAD in front of real UCX, it passes ucp_am_send_nbx() through,
+ * and before every GV_TEST_FORGE_EVERY-th frame the ucx transport sends
+ * without a UCX user header (its formats S and I, whose data starts with
+ * the frame header: u32 source rank, u32 sequence number, u32 job tag) it
+ * first sends forged copies of that frame on the same endpoint:
+ *   tag     the job tag changed: a frame of another job;
+ *   src     a source rank no job has;
+ *   ahead   a sequence number far past the receive window;
+ *   behind  the sequence number of a frame already delivered;
+ *   short   a frame shorter than its header.
+ * A correct receiver rejects each with a logged reason and delivers every
+ * real frame once, in order. Forgeries that a receiver could not tell from
+ * a real frame (a right header with other bytes) are not sent: the tag is
+ * what keeps strangers out, and a job's own ranks are trusted.
+ * At exit it prints how many it sent, so that a test can tell that the
+ * injection happened. Unset or 0: nothing is forged.
+ * SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ucp/api/ucp.h>
+
+#define GV_AM_ID_S 0x4756u /* transports/ucx.c: UCX_AM_ID */
+#define GV_AM_ID_I 0x4757u /* ... UCX_AM_ID_I */
+#define FRAME_MAX  4096
+#define NKINDS     5
+
+typedef ucs_status_ptr_t (*send_fn_t)(ucp_ep_h, unsigned, const void *,
+                                      size_t, const void *, size_t,
+                                      const ucp_request_param_t *);
+
+static unsigned long forged[NKINDS], every, frames;
+
+static void report(void)
+{
+    unsigned long n = 0;
+    int           k, kinds = 0;
+
+    for (k = 0; k < NKINDS; k++) {
+        n += forged[k];
+        kinds += (forged[k] > 0);
+    }
+    if (every > 0)
+        fprintf(stderr, "preload_forge_ucx: forged %lu frames (%d kinds: "
+                        "tag %lu, src %lu, ahead %lu, behind %lu, short "
+                        "%lu)\n", n, kinds, forged[0], forged[1], forged[2],
+                forged[3], forged[4]);
+}
+
+static void forge(send_fn_t real, ucp_ep_h ep, unsigned id,
+                  const uint8_t *data, size_t len)
+{
+    uint8_t             f[FRAME_MAX];
+    uint32_t            w;
+    ucp_request_param_t p;
+    ucs_status_ptr_t    sp;
+    int                 k;
+
+    if ((len < 12) || (len > sizeof(f)))
+        return;
+    p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    for (k = 0; k < NKINDS; k++) {
+        size_t flen = len;
+
+        memcpy(f, data, len);
+        switch (k) {
+        case 0: /* tag */
+            memcpy(&w, f + 8, 4);
+            w ^= 0x5a5a5a5au;
+            memcpy(f + 8, &w, 4);
+            break;
+        case 1: /* src */
+            w = 0x7fffffffu;
+            memcpy(f, &w, 4);
+            break;
+        case 2: /* ahead */
+            memcpy(&w, f + 4, 4);
+            w += 1u << 30;
+            memcpy(f + 4, &w, 4);
+            break;
+        case 3: /* behind: the frame before this one, delivered already */
+            memcpy(&w, f + 4, 4);
+            if (w == 0)
+                continue;
+            w -= 1;
+            memcpy(f + 4, &w, 4);
+            break;
+        default: /* short */
+            flen = 8;
+            break;
+        }
+        /* Only what UCX takes at once: a forged frame must never wait in
+         * UCX for this stack buffer. */
+        sp = real(ep, id, NULL, 0, f, flen, &p);
+        if (sp == NULL)
+            forged[k]++;
+        else if (!UCS_PTR_IS_ERR(sp))
+            abort(); /* FORCE_IMM_CMPL never returns a request */
+    }
+}
+
+ucs_status_ptr_t ucp_am_send_nbx(ucp_ep_h ep, unsigned id, const void *header,
+                                 size_t header_length, const void *buffer,
+                                 size_t count,
+                                 const ucp_request_param_t *param)
+{
+    static send_fn_t real;
+
+    if (real == NULL) {
+        const char *e = getenv("GV_TEST_FORGE_EVERY");
+
+        real = (send_fn_t)dlsym(RTLD_NEXT, "ucp_am_send_nbx");
+        if (real == NULL) {
+            fprintf(stderr, "preload_forge_ucx: no ucp_am_send_nbx to call: "
+                            "%s\n", dlerror());
+            abort();
+        }
+        every = (e != NULL) ? strtoul(e, NULL, 10) : 0;
+        atexit(report);
+    }
+    /* Contiguous bytes only: the transport never passes a datatype. */
+    if ((every > 0) && ((id == GV_AM_ID_S) || (id == GV_AM_ID_I)) &&
+        (header_length == 0) &&
+        !(param->op_attr_mask & UCP_OP_ATTR_FIELD_DATATYPE) &&
+        (++frames % every == 0))
+        forge(real, ep, id, buffer, count);
+    return real(ep, id, header, header_length, buffer, count, param);
+}
