@@ -84,9 +84,10 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNITS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 MR_SRCS  := $(wildcard tests/multirank/mr_*.c)
 MRS      := $(MR_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
-# LD_PRELOAD fault injection in front of a real library (UCX only).
+# LD_PRELOAD fault injection in front of a real library (UCX, MPI).
 PRELOADS := $(if $(filter 1,$(UCX)),$(BUILD)/tests/multirank/preload_hang.so \
               $(BUILD)/tests/multirank/preload_forge_ucx.so)
+PRELOADS += $(if $(filter 1,$(MPI)),$(BUILD)/tests/multirank/preload_forge_mpi.so)
 DRIVER_SRCS := $(wildcard tests/multirank/driver*.c)
 DRIVERS  := $(DRIVER_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 # C++ references (Boost.Context) for perf/, built when Boost is there.
@@ -149,6 +150,10 @@ $(BUILD)/tests/multirank/mr_%: tests/multirank/mr_%.c tests/multirank/mr.h $(LIB
 $(BUILD)/tests/multirank/preload_%.so: tests/multirank/preload_%.c
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -shared -o $@ $< -ldl
+# preload_forge_mpi.so calls PMPI_Send and friends: link it against MPI.
+$(BUILD)/tests/multirank/preload_forge_mpi.so: tests/multirank/preload_forge_mpi.c
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -shared -o $@ $< $(shell pkg-config --libs ompi-c)
 $(BUILD)/perf/%: perf/%.cpp
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CXX) -O2 -g -Wall -Wextra -o $@ $< -lboost_context
