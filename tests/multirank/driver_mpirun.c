@@ -1,8 +1,10 @@
 /* Criterion driver for launching through mpirun: 4 ranks bootstrap through
  * PMIx with every built transport, the mpi transport bootstraps through MPI
  * over Open MPI's shared memory, TCP and UCX paths, a rank killed under
- * mpirun stops the job with a message naming it, and gvrun refuses the mpi
- * transport. Every run is under a hard time limit (timeout -k).
+ * mpirun stops the job with a message naming it, the mpi transport drops
+ * forged messages and delivers every real one (preload_forge_mpi.c), and
+ * gvrun refuses the mpi transport. Every run is under a hard time limit
+ * (timeout -k).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/driver.h"
 #include <criterion/criterion.h>
@@ -300,6 +302,87 @@ Test(mpirun, stuck_flush_all_named_mpi, .timeout = 90)
 {
     expect_stuck_mpi(&cfgs[6], "--mca osc pt2pt", "mr_stuck_amo",
                      "--flush-all", NAMED_IN("MPI_Win_flush_all"));
+}
+
+/* ---- forged messages: the mpi transport's checks of what it gets ------ */
+
+/* What transports/mpi.c logs when it rejects each kind that
+ * preload_forge_mpi.c forges (it logs its first ten rejections). */
+static const char *const forged_said[] = {
+    "unknown tag ",                            /* FORGE_TAG */
+    "control frame of ",                       /* FORGE_RTS_SHORT */
+    "bad control frame: header of ",           /* FORGE_RTS_BAD */
+    "control frame announces ",                /* FORGE_RTS_LEN */
+    "is not a peer",                           /* FORGE_SELF */
+};
+
+/* mr_ucx_order -N over the mpi transport on 2 ranks, with
+ * preload_forge_mpi.so in front of MPI: before every 20th message on the
+ * transport's communicator each rank sends its peer forged ones. Every
+ * real message must arrive once, in order and intact (exit 0); both
+ * ranks must have forged every kind; and the receivers must have said
+ * why they dropped each. */
+static void forged(int cfg)
+{
+    const cfg_t *c = &cfgs[cfg];
+    char         cmd[1024], cwd[512], *out = NULL;
+    const char  *line;
+    unsigned     i;
+    int          rc, ok, nlines = 0;
+
+    skip_unless_runnable(c, "mr_ucx_order");
+    cr_assert(built("preload_forge_mpi.so"),
+              "%s/tests/multirank/preload_forge_mpi.so was not built",
+              GV_BUILD_DIR);
+    cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=%s GV_WARN_UNUSED_ENV=0 " MPIRUN_ENV " "
+             "timeout -k 5 120 mpirun --oversubscribe -np 2 %s "
+             "-x LD_PRELOAD=%s/%s/tests/multirank/preload_forge_mpi.so "
+             "-x GV_TEST_FORGE_EVERY=20 %s/tests/multirank/mr_ucx_order -N",
+             c->tl, c->mca, cwd, GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_assert_not_null(out);
+    cr_expect_eq(rc, 0, "mr_ucx_order over %s with forged messages: exit "
+                 "%d%s", c->label, rc, (rc == 124) ? " (timed out)" : "");
+    ok = (rc == 0);
+    for (line = strstr(out, "preload_forge_mpi: forged "); line != NULL;
+         line = strstr(line + 1, "preload_forge_mpi: forged ")) {
+        unsigned long n = 0;
+        int           kinds = 0;
+
+        nlines++;
+        if ((sscanf(line, "preload_forge_mpi: forged %lu messages (%d "
+                          "kinds)", &n, &kinds) != 2) ||
+            (n == 0) || (kinds != 5)) {
+            cr_expect_fail("a rank forged too little (5 kinds expected)");
+            ok = 0;
+        }
+    }
+    if (nlines != 2) {
+        cr_expect_fail("%d of 2 ranks said what they forged", nlines);
+        ok = 0;
+    }
+    for (i = 0; i < sizeof(forged_said) / sizeof(forged_said[0]); i++) {
+        if (strstr(out, forged_said[i]) == NULL) {
+            cr_expect_fail("no receiver said \"%s\" about a forged "
+                           "message", forged_said[i]);
+            ok = 0;
+        }
+    }
+    if (!ok)
+        cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out);
+    free(out);
+}
+
+Test(mpirun, forged_vader, .timeout = 150)
+{
+    forged(5);
+}
+
+Test(mpirun, forged_tcp, .timeout = 150)
+{
+    forged(6);
 }
 
 /* ---- gvrun ranks are not an MPI job ---------------------------------- */
