@@ -190,6 +190,22 @@ static uint8_t *ring_buf(mpi_tl_t *m, unsigned i)
     return m->ring_mem + (size_t)i * m->eager;
 }
 
+/* Make slot @a i's persistent receive (not started). */
+static gv_status_t ring_init_req(mpi_tl_t *m, unsigned i)
+{
+    ERRBUF;
+    int rc = MPI_Recv_init(ring_buf(m, i), (int)m->eager, MPI_BYTE,
+                           MPI_ANY_SOURCE, MPI_ANY_TAG, m->am_comm,
+                           &m->ring_req[i]);
+
+    if (rc != MPI_SUCCESS) {
+        gv_info("mpi: MPI_Recv_init failed: %s", ERRSTR(rc));
+        m->ring_req[i] = MPI_REQUEST_NULL;
+        return GV_ERR_IO;
+    }
+    return GV_OK;
+}
+
 /* The ring's receives are persistent: re-arming one with MPI_Start skips
  * the request allocation and argument checks of an MPI_Irecv per message. */
 static gv_status_t ring_post(mpi_tl_t *m, unsigned i)
@@ -421,6 +437,14 @@ ring_complete(mpi_tl_t *m, gv_tl_t *tl, unsigned i, int rc,
                             ERRSTR(rc));
         else
             gv_fatal("MPI receive failed: %s", ERRSTR(rc));
+        /* Open MPI (4.1) frees a persistent request whose MPI_Test
+         * fails, and MPI_Start on what is left fails: make the slot's
+         * receive again, so that one bad message does not end the ring. */
+        if (m->ring_req[i] != MPI_REQUEST_NULL)
+            MPI_Request_free(&m->ring_req[i]);
+        if (ring_init_req(m, i) != GV_OK)
+            gv_fatal("cannot make a ring receive again; the mpi transport "
+                     "cannot continue");
     } else {
         ring_handle(m, tl, i, st);
     }
@@ -1266,15 +1290,9 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     for (i = 0; i < m->nring; i++)
         m->ring_req[i] = MPI_REQUEST_NULL;
     for (i = 0; i < m->nring; i++) {
-        rc = MPI_Recv_init(ring_buf(m, i), (int)m->eager, MPI_BYTE,
-                           MPI_ANY_SOURCE, MPI_ANY_TAG, m->am_comm,
-                           &m->ring_req[i]);
-        if (rc != MPI_SUCCESS) {
-            gv_info("mpi: MPI_Recv_init failed: %s", ERRSTR(rc));
-            m->ring_req[i] = MPI_REQUEST_NULL;
-            status         = GV_ERR_IO;
+        status = ring_init_req(m, i);
+        if (status != GV_OK)
             goto err_ring;
-        }
         status = ring_post(m, i);
         if (status != GV_OK)
             goto err_ring;
