@@ -139,6 +139,7 @@
  * registered at init; a caller's buffer outside them is registered for the
  * duration of the operation).
  */
+#include "transports/ofi.h"
 #include "transports/transport.h"
 
 #include <stdio.h>
@@ -2053,6 +2054,30 @@ static void ofi_fini(gv_tl_t *tl)
     free_stashes(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;
+}
+
+/* --- for tests (transports/ofi.h) ---------------------------------------- */
+
+size_t gv__tl_ofi_name(gv_tl_t *tl, int rank, void *buf, size_t len)
+{
+    ofi_t *o;
+    int    ret;
+
+    if ((tl == NULL) || (tl->ops != &gv_tl_ofi_ops) || (tl->priv == NULL) ||
+        (rank < 0) || (rank >= tl->size))
+        return 0;
+    o   = tl->priv;
+    ret = fi_av_lookup(o->av, o->peers[rank].addr, buf, &len);
+    return ((ret == 0) || (ret == -FI_ETOOSMALL)) ? len : 0;
+}
+
+void gv__tl_ofi_counters(gv_tl_t *tl, gv_tl_ofi_counters_t *c_p)
+{
+    memset(c_p, 0, sizeof(*c_p));
+    if ((tl == NULL) || (tl->ops != &gv_tl_ofi_ops) || (tl->priv == NULL))
+        return;
+    c_p->rejected  = ((ofi_t *)tl->priv)->n_bad;
+    c_p->tagged_rx = ((ofi_t *)tl->priv)->nlbuf > 0;
 }
 
 const gv_tl_ops_t gv_tl_ofi_ops = {
