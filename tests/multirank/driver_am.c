@@ -515,6 +515,66 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
     forged_frames_rejected("UCX_TLS=tcp,self");
 }
 
+/* Frames forged at an ofi job from a libfabric endpoint of rank 0's own
+ * (mr_ofi_stranger: too short, too long, another job's key, impossible
+ * sources, a delivered seq, bad padding, malformed grants; untagged and
+ * tagged) while real messages fly: each is rejected with its reason, and
+ * every real message still arrives once, in order and intact. Over shm
+ * the frames longer than the receive buffer are left out (they wedge
+ * libfabric 1.17's shm receiver: see mr_ofi_stranger.c). */
+static void forged_frames_rejected_ofi(const char *prov, int kinds)
+{
+    static const char *why[] = {
+        "dropped a 8-byte frame (frames are 16 to",
+        "dropped a 24-byte frame without this job's key",
+        "dropped a frame from invalid rank 2147483647",
+        "dropped a frame from invalid rank 1",
+        "dropped a stale frame from rank 0 (seq 0,",
+        "dropped a 24-byte frame with 8 bytes of padding",
+        "dropped a malformed grant (24 bytes, rank 0)",
+        "dropped a grant from rank 0 for 1073741824 frames",
+        "dropped a 72-byte frame without this job's key",
+        "dropped a 128-byte frame with 64 bytes of padding",
+        "a receive failed: Truncation error", /* long, tlong: not shm */
+    };
+    char   cmd[1024], line[96], *out = NULL;
+    size_t i, n = sizeof(why) / sizeof(why[0]);
+    int    rc;
+
+    if (!GV_HAVE_OFI)
+        cr_skip_test("ofi was not built");
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=ofi FI_PROVIDER='%s' GV_WARN_UNUSED_ENV=0 "
+             "timeout -k 5 90 %s/bin/gvrun -n 2 "
+             "%s/tests/multirank/mr_ofi_stranger", prov, GV_BUILD_DIR,
+             GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_assert_not_null(out);
+    snprintf(line, sizeof(line), "forged to rank 1 (%d kinds, provider %s)",
+             kinds, prov);
+    cr_assert(strstr(out, line) != NULL, "not every kind was forged (%s):\n%s",
+              line, out);
+    cr_expect_eq(rc, 0, "a forged frame was not rejected, or real messages "
+                 "were lost, reordered or corrupted (exit %d%s):\n%s", rc,
+                 (rc == 124) ? ", timed out" : "", out);
+    if (strcmp(prov, "shm") == 0)
+        n--;
+    for (i = 0; i < n; i++)
+        cr_expect(strstr(out, why[i]) != NULL,
+                  "no frame was rejected for \"%s\":\n%s", why[i], out);
+    free(out);
+}
+
+Test(fault, forged_frames_rejected_ofi_shm, .timeout = 120)
+{
+    forged_frames_rejected_ofi("shm", 10);
+}
+
+Test(fault, forged_frames_rejected_ofi_rxm, .timeout = 120)
+{
+    forged_frames_rejected_ofi("tcp;ofi_rxm", 12);
+}
+
 /* A rank stuck inside its network library's progress (fault injected
  * with LD_PRELOAD in front of real UCX: preload_hang.c) holds its only
  * thread, so neither it nor its peer polls: the monitor thread stops the
