@@ -191,6 +191,7 @@ _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
 #define OFI_CREDITS_MAX 1024               /* frames in flight per peer */
 #define OFI_CREDITS_MIN 4
 #define OFI_STASH_MAX   (256ull << 20)     /* bytes held for reordering */
+#define OFI_RX_WINDOW   (1 << 20)          /* seq distance accepted ahead */
 #define OFI_NOPS_MIN    256
 #ifndef OFI_FORCE_MR_LOCAL
 #define OFI_FORCE_MR_LOCAL 0               /* 1: register as if FI_MR_LOCAL */
@@ -709,9 +710,7 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
         gv_warn("ofi: dropped a frame from invalid rank %u", src);
         return;
     }
-    o->n_rx++;
     p = &o->peers[src];
-    frame_taken(tl, (int)src);
     d = (int32_t)(seq - p->rx_seq);
     if (d < 0) {
         o->n_bad++;
@@ -719,6 +718,18 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
                 "expected %u)", src, seq, p->rx_seq);
         return;
     }
+    /* A real frame is ahead by at most what its sender has in flight
+     * (credits, large frames): far less than the window. */
+    if (d >= OFI_RX_WINDOW) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a frame from rank %u too far ahead (seq %u, "
+                "expected %u)", src, seq, p->rx_seq);
+        return;
+    }
+    /* Only frames its sender really sent count towards the credit we
+     * grant it. */
+    o->n_rx++;
+    frame_taken(tl, (int)src);
     if (d > 0) {
         stash_frame(tl, (int)src, seq, body, len);
         return;

@@ -517,7 +517,7 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
 
 /* Frames forged at an ofi job from a libfabric endpoint of rank 0's own
  * (mr_ofi_stranger: too short, too long, another job's key, impossible
- * sources, a delivered seq, bad padding, malformed grants; untagged and
+ * sources, a delivered seq and one far ahead, bad padding, malformed grants; untagged and
  * tagged) while real messages fly: each is rejected with its reason, and
  * every real message still arrives once, in order and intact. Over shm
  * the frames longer than the receive buffer are left out (they wedge
@@ -530,6 +530,7 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
         "dropped a frame from invalid rank 2147483647",
         "dropped a frame from invalid rank 1",
         "dropped a stale frame from rank 0 (seq 0,",
+        "dropped a frame from rank 0 too far ahead (seq 1073741824,",
         "dropped a 24-byte frame with 8 bytes of padding",
         "dropped a malformed grant (24 bytes, rank 0)",
         "dropped a grant from rank 0 for 1073741824 frames",
@@ -567,12 +568,12 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
 
 Test(fault, forged_frames_rejected_ofi_shm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("shm", 10);
+    forged_frames_rejected_ofi("shm", 11);
 }
 
 Test(fault, forged_frames_rejected_ofi_rxm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("tcp;ofi_rxm", 12);
+    forged_frames_rejected_ofi("tcp;ofi_rxm", 13);
 }
 
 /* A rank stuck inside its network library's progress (fault injected

@@ -12,6 +12,7 @@
  *   src        a source rank no job has;
  *   self       the receiver's own rank as the source;
  *   stale      rank 0's seq 0, delivered in the round before;
+ *   ahead      rank 0's seq 2^30, far past anything in flight;
  *   pad        byte 15 claims 8 bytes of padding (at most 7);
  *   grant_len  a grant (byte 15 = 0x80) of 24 bytes, not 16;
  *   grant_far  a grant for 2^30 frames, more than the receiver sent;
@@ -21,7 +22,7 @@
  *   tlong      longer than the job's largest frame;
  *   tpad       byte 15 puts the upper header 64 bytes in (at most 63).
  * Forgeries a receiver could not tell from real frames (the right header
- * with other bytes, a future seq) are not sent: the job key is what keeps
+ * with other bytes, a seq just ahead) are not sent: the job key is what keeps
  * strangers out, and a job's own ranks are trusted. Every receiver must
  * count exactly as many rejections as frames were forged to it, rank 0
  * none, and every real message must arrive once, in order and intact.
@@ -74,14 +75,14 @@
 #define MAX_RANKS  64
 
 enum {
-    K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_PAD, K_GRANT_LEN,
-    K_GRANT_FAR, K_TKEY, K_TLONG, K_TPAD, NKINDS
+    K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_AHEAD, K_PAD,
+    K_GRANT_LEN, K_GRANT_FAR, K_TKEY, K_TLONG, K_TPAD, NKINDS
 };
 #define K_FIRST_TAGGED K_TKEY
 
 static const char *const kind_name[NKINDS] = {
-    "short", "long", "key", "src", "self", "stale", "pad", "grant_len",
-    "grant_far", "tkey", "tlong", "tpad",
+    "short", "long", "key", "src", "self", "stale", "ahead", "pad",
+    "grant_len", "grant_far", "tkey", "tlong", "tpad",
 };
 
 /* One message: who and which, then bytes derived from both (mr_fill). */
@@ -389,6 +390,9 @@ static void attack(int v)
         case K_STALE:
             /* Rank 0's frame 0 to v was delivered in round 0. */
             forge_hdr(0, 0, 0, len);
+            break;
+        case K_AHEAD:
+            forge_hdr(0, 1u << 30, 0, len);
             break;
         case K_PAD:
             forge_hdr(0, 0, 8, len);
