@@ -829,26 +829,6 @@ static void ucx_send_done(void *request, ucs_status_t status, void *user_data)
         req->cb(req, ucx_status(status));
 }
 
-/* Offer a tiny frame, built on the caller's stack, to UCX's short path:
- * UCS_OK when UCX took it (and copied it), UCS_ERR_NO_RESOURCE when it
- * sent nothing and the frame needs a descriptor, else the error. */
-static ucs_status_t ucx_send_imm(ucx_peer_t *peer, unsigned am_id,
-                                 const void *frame, size_t flen)
-{
-    ucp_request_param_t p;
-    ucs_status_ptr_t    sp;
-
-    p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-    sp = ucp_am_send_nbx(peer->ep, am_id, NULL, 0, frame, flen, &p);
-    if (sp == NULL)
-        return UCS_OK;
-    if (!UCS_PTR_IS_ERR(sp)) { /* not allowed with FORCE_IMM_CMPL */
-        ucp_request_free(sp);
-        gv_fatal("ucx: a forced-immediate send returned a request");
-    }
-    return UCS_PTR_STATUS(sp);
-}
-
 /* A send to @a dst failed with @a s (not for want of resources). */
 static gv_status_t ucx_send_err(ucx_peer_t *peer, int dst, ucs_status_t s)
 {
@@ -856,6 +836,43 @@ static gv_status_t ucx_send_err(ucx_peer_t *peer, int dst, ucs_status_t s)
         return GV_ERR_UNREACHABLE;
     gv_error("ucx: am_send to rank %d: %s", dst, ucs_status_string(s));
     return ucx_status(s);
+}
+
+/* Offer a tiny frame, built on the caller's stack, to UCX's short path:
+ * GV_OK when UCX took it (and copied it), GV_ERR_NO_RESOURCE when it sent
+ * nothing and the frame needs a descriptor, else the error. */
+static gv_status_t ucx_send_imm(ucx_peer_t *peer, int dst, unsigned am_id,
+                                const void *frame, size_t flen)
+{
+    ucp_request_param_t p;
+    ucs_status_ptr_t    sp;
+
+    p.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+    sp = ucp_am_send_nbx(peer->ep, am_id, NULL, 0, frame, flen, &p);
+    if (sp == NULL) {
+        peer->tx_seq++;
+        return GV_OK;
+    }
+    if (!UCS_PTR_IS_ERR(sp)) { /* not allowed with FORCE_IMM_CMPL */
+        ucp_request_free(sp);
+        gv_fatal("ucx: a forced-immediate send returned a request");
+    }
+    if (UCS_PTR_STATUS(sp) == UCS_ERR_NO_RESOURCE)
+        return GV_ERR_NO_RESOURCE;
+    return ucx_send_err(peer, dst, UCS_PTR_STATUS(sp));
+}
+
+/* A send descriptor for a frame to @a dst, or NULL (back-pressure). */
+static ucx_txd_t *ucx_txd_for(ucx_tl_t *ux, int dst)
+{
+    ucx_txd_t *txd = ucx_txd_get(ux);
+
+    if (txd == NULL) {
+        ux->st.tx_backpressure++;
+        return NULL;
+    }
+    txd->dst = dst;
+    return txd;
 }
 
 /* What ucp_am_send_nbx() made of a frame sent with @a txd. */
@@ -910,30 +927,23 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
          * descriptor needed. When not (too long for short here, or no
          * room), UCX sent nothing and the descriptor path below queues
          * it. */
-        uint64_t     frame[UCX_STACK_MAX / 8];
-        uint8_t     *f = (uint8_t *)frame;
-        ucs_status_t s;
+        uint64_t    frame[UCX_STACK_MAX / 8];
+        uint8_t    *f = (uint8_t *)frame;
+        gv_status_t st;
 
         memcpy(f, &fh, sizeof(fh));
         if (hdr_len != 0)
             memcpy(f + sizeof(fh), hdr, hdr_len);
         if (len != 0)
             memcpy(f + sizeof(fh) + hdr_len, payload, len);
-        s = ucx_send_imm(peer, UCX_AM_ID, f, sizeof(fh) + total);
-        if (s == UCS_OK) {
-            peer->tx_seq++;
-            return GV_OK;
-        }
-        if (s != UCS_ERR_NO_RESOURCE)
-            return ucx_send_err(peer, dst, s);
+        st = ucx_send_imm(peer, dst, UCX_AM_ID, f, sizeof(fh) + total);
+        if (st != GV_ERR_NO_RESOURCE)
+            return st;
     }
 
-    txd = ucx_txd_get(ux);
-    if (txd == NULL) {
-        ux->st.tx_backpressure++;
+    txd = ucx_txd_for(ux, dst);
+    if (txd == NULL)
         return GV_ERR_NO_RESOURCE;
-    }
-    txd->dst = dst;
     memcpy(txd->uhdr, &fh, sizeof(fh));
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.send      = ucx_send_done;
@@ -1010,27 +1020,20 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     ih.id    = id;
 
     if (sizeof(ih) + len <= UCX_STACK_MAX) {
-        uint64_t     frame[UCX_STACK_MAX / 8];
-        ucs_status_t s;
+        uint64_t    frame[UCX_STACK_MAX / 8];
+        gv_status_t st;
 
         memcpy(frame, &ih, sizeof(ih));
         if (len != 0)
             memcpy((uint8_t *)frame + sizeof(ih), payload, len);
-        s = ucx_send_imm(peer, UCX_AM_ID_I, frame, sizeof(ih) + len);
-        if (s == UCS_OK) {
-            peer->tx_seq++;
-            return GV_OK;
-        }
-        if (s != UCS_ERR_NO_RESOURCE)
-            return ucx_send_err(peer, dst, s);
+        st = ucx_send_imm(peer, dst, UCX_AM_ID_I, frame, sizeof(ih) + len);
+        if (st != GV_ERR_NO_RESOURCE)
+            return st;
     }
 
-    txd = ucx_txd_get(ux);
-    if (txd == NULL) {
-        ux->st.tx_backpressure++;
+    txd = ucx_txd_for(ux, dst);
+    if (txd == NULL)
         return GV_ERR_NO_RESOURCE;
-    }
-    txd->dst = dst;
     memcpy(txd->frame, &ih, sizeof(ih));
     if (len != 0)
         memcpy(txd->frame + sizeof(ih), payload, len);
