@@ -3,6 +3,9 @@
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
 
+#include <grapevine.h>
+
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -58,6 +61,51 @@ static double hop_half_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(*v), hop_cmp_double);
     return v[n / 2] / 2.0;
+}
+
+/* The Grapevine way, the same in every tool: hop_on_ping counts pings
+ * (register it before gv_init, as hop_ping_id), and hop_gv_trip is one
+ * round trip of perf/pingpong's: rank 0 pings and waits for the pong, rank
+ * 1 waits for the ping and pongs. */
+static volatile uint64_t hop_arrived;
+static gv_am_id_t        hop_ping_id;
+
+static inline void hop_on_ping(int src, const void *payload, size_t len,
+                               void *arg)
+{
+    (void)src;
+    (void)payload;
+    (void)len;
+    (void)arg;
+    hop_arrived++;
+}
+
+static inline int hop_arrived_at_least(void *arg)
+{
+    return hop_arrived >= *(const uint64_t *)arg;
+}
+
+static inline void hop_gv_trip(int rank, int peer, const void *buf,
+                               size_t size, uint64_t *target)
+{
+    ++*target;
+    if (rank == 0)
+        gv_am_send_now(peer, hop_ping_id, buf, size);
+    gv_wait(hop_arrived_at_least, target);
+    if (rank == 1)
+        gv_am_send_now(peer, hop_ping_id, buf, size);
+}
+
+/* Room for -b x -k round trips of each of @a nways ways. */
+static inline void hop_rtt_alloc(const char *prog, hop_opts_t o, int nways,
+                                 double **rtt)
+{
+    int w;
+
+    for (w = 0; w < nways; w++)
+        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
+                             (size_t)o.per)) == NULL)
+            gv_abort(1, "%s: out of memory", prog);
 }
 
 #endif

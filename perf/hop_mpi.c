@@ -39,23 +39,6 @@
 
 enum { WAY_GV, WAY_TEST, WAY_RECV, NWAYS };
 
-static volatile uint64_t arrived;
-static gv_am_id_t        ping_id;
-
-static void on_ping(int src, const void *payload, size_t len, void *arg)
-{
-    (void)src;
-    (void)payload;
-    (void)len;
-    (void)arg;
-    arrived++;
-}
-
-static int arrived_at_least(void *arg)
-{
-    return arrived >= *(const uint64_t *)arg;
-}
-
 int main(int argc, char **argv)
 {
     hop_opts_t   o;
@@ -72,7 +55,7 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
     o = hop_options("hop_mpi", argc, argv);
     /* Before gv_init, so that no message can beat a registration. */
-    if (gv_am_register(on_ping, NULL, &ping_id) != GV_OK) {
+    if (gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) {
         fprintf(stderr, "hop_mpi: cannot register a handler\n");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -95,10 +78,7 @@ int main(int argc, char **argv)
     }
     rank = gv_rank();
     peer = (rank == 0) ? 1 : 0;
-    for (w = 0; w < NWAYS; w++)
-        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
-                             (size_t)o.per)) == NULL)
-            gv_abort(1, "hop_mpi: out of memory");
+    hop_rtt_alloc("hop_mpi", o, NWAYS, rtt);
     memset(sbuf, 0, sizeof(sbuf));
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &rcomm);
@@ -115,12 +95,7 @@ int main(int argc, char **argv)
         prev = stamp_ticks();
         for (i = 0; i < o.per; i++) {
             if (w == WAY_GV) {
-                target++;
-                if (rank == 0)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
-                gv_wait(arrived_at_least, &target);
-                if (rank == 1)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
+                hop_gv_trip(rank, peer, sbuf, (size_t)o.size, &target);
             } else if (w == WAY_TEST) {
                 int done = 0;
 

@@ -71,20 +71,10 @@ typedef struct {
     uint64_t            rx_done;    /* receive completions read */
 } raw_t;
 
-static volatile uint64_t arrived;
-static gv_am_id_t        ping_id, name_id;
+static gv_am_id_t        name_id;
 static uint8_t           peer_name[NAME_MAX_LEN];
 static size_t            peer_name_len;
 static uint64_t          name_deadline;
-
-static void on_ping(int src, const void *payload, size_t len, void *arg)
-{
-    (void)src;
-    (void)payload;
-    (void)len;
-    (void)arg;
-    arrived++;
-}
 
 static void on_name(int src, const void *payload, size_t len, void *arg)
 {
@@ -105,11 +95,6 @@ static int have_name(void *arg)
         gv_abort(1, "hop_ofi: no endpoint name from rank %d in %d s",
                  *(const int *)arg, OFI_RAW_TIMEOUT_S);
     return 0;
-}
-
-static int arrived_at_least(void *arg)
-{
-    return arrived >= *(const uint64_t *)arg;
 }
 
 static void check(long ret, const char *what)
@@ -287,7 +272,7 @@ int main(int argc, char **argv)
     int          ret;
 
     /* Before gv_init, so that no message can beat a registration. */
-    if ((gv_am_register(on_ping, NULL, &ping_id) != GV_OK) ||
+    if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
         (gv_am_register(on_name, NULL, &name_id) != GV_OK)) {
         fprintf(stderr, "hop_ofi: cannot register handlers\n");
         return 1;
@@ -301,10 +286,7 @@ int main(int argc, char **argv)
         gv_abort(2, "hop_ofi needs exactly 2 ranks, got %d", gv_nranks());
     rank = gv_rank();
     peer = 1 - rank;
-    for (w = 0; w < NWAYS; w++)
-        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
-                             (size_t)o.per)) == NULL)
-            gv_abort(1, "hop_ofi: out of memory");
+    hop_rtt_alloc("hop_ofi", o, NWAYS, rtt);
     memset(sbuf, 0, sizeof(sbuf));
 
     /* libfabric of our own, as fi_pingpong sets it up. */
@@ -337,12 +319,7 @@ int main(int argc, char **argv)
         prev = stamp_ticks();
         for (i = 0; i < o.per; i++) {
             if (w == WAY_GV) {
-                target++;
-                if (rank == 0)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
-                gv_wait(arrived_at_least, &target);
-                if (rank == 1)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
+                hop_gv_trip(rank, peer, sbuf, (size_t)o.size, &target);
             } else {
                 if (rank == 0)
                     raw_send(&r, (size_t)o.size);

@@ -34,19 +34,10 @@
 
 enum { WAY_GV, WAY_UCP, NWAYS };
 
-static volatile uint64_t arrived, raw_arrived;
-static gv_am_id_t        ping_id, addr_id;
+static volatile uint64_t raw_arrived;
+static gv_am_id_t        addr_id;
 static uint8_t           peer_addr[ADDR_MAX];
 static size_t            peer_addr_len;
-
-static void on_ping(int src, const void *payload, size_t len, void *arg)
-{
-    (void)src;
-    (void)payload;
-    (void)len;
-    (void)arg;
-    arrived++;
-}
 
 static void on_addr(int src, const void *payload, size_t len, void *arg)
 {
@@ -63,11 +54,6 @@ static int have_addr(void *arg)
 {
     (void)arg;
     return peer_addr_len > 0;
-}
-
-static int arrived_at_least(void *arg)
-{
-    return arrived >= *(const uint64_t *)arg;
 }
 
 static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
@@ -127,7 +113,7 @@ int main(int argc, char **argv)
     size_t                   addr_len;
 
     /* Before gv_init, so that no message can beat a registration. */
-    if ((gv_am_register(on_ping, NULL, &ping_id) != GV_OK) ||
+    if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
         (gv_am_register(on_addr, NULL, &addr_id) != GV_OK)) {
         fprintf(stderr, "hop_ucx: cannot register handlers\n");
         return 1;
@@ -141,10 +127,7 @@ int main(int argc, char **argv)
         gv_abort(2, "hop_ucx needs exactly 2 ranks, got %d", gv_nranks());
     rank = gv_rank();
     peer = 1 - rank;
-    for (w = 0; w < NWAYS; w++)
-        if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
-                             (size_t)o.per)) == NULL)
-            gv_abort(1, "hop_ucx: out of memory");
+    hop_rtt_alloc("hop_ucx", o, NWAYS, rtt);
     memset(sbuf, 0, sizeof(sbuf));
 
     /* UCP of our own, as ucx_perftest sets it up. */
@@ -189,12 +172,7 @@ int main(int argc, char **argv)
         prev = stamp_ticks();
         for (i = 0; i < o.per; i++) {
             if (w == WAY_GV) {
-                target++;
-                if (rank == 0)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
-                gv_wait(arrived_at_least, &target);
-                if (rank == 1)
-                    gv_am_send_now(peer, ping_id, sbuf, (size_t)o.size);
+                hop_gv_trip(rank, peer, sbuf, (size_t)o.size, &target);
             } else {
                 raw_target++;
                 if (rank == 0)
