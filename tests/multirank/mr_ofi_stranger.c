@@ -39,7 +39,7 @@
  * build/tests/multirank/mr_ofi_stranger [--oversize] (or
  * FI_PROVIDER="tcp;ofi_rxm"; exits 77 over other transports).
  * SPDX-License-Identifier: BSD-3-Clause */
-#include "tests/multirank/mr.h"
+#include "tests/multirank/mr_stream.h"
 
 #if GV_HAVE_OFI
 #include "core/boot.h"
@@ -85,12 +85,6 @@ static const char *const kind_name[NKINDS] = {
     "grant_len", "grant_far", "tkey", "tlong", "tpad",
 };
 
-/* One message: who and which, then bytes derived from both (mr_fill). */
-typedef struct {
-    uint32_t src, dst;
-    uint64_t seq;
-} hdr_t;
-
 /* The stranger's own libfabric objects (rank 0). */
 typedef struct {
     struct fi_info     *info;
@@ -108,40 +102,10 @@ typedef struct {
 } raw_t;
 
 static int       me, np;
-static uint64_t *next_seq;   /* expected seq per source */
-static uint64_t  received;
 static raw_t     raw;
 static uint32_t  tagged_rx[MAX_RANKS];           /* per rank */
 static uint32_t  forged[MAX_RANKS][NKINDS];      /* rank 0: per victim */
 static int       oversize;   /* --oversize: long and tlong over shm too */
-
-static uint64_t msg_seed(uint32_t src, uint32_t dst, uint64_t seq)
-{
-    return ((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ seq ^
-           0x0f1d0f1dull;
-}
-
-static void on_msg(int src, const void *payload, size_t len, void *arg)
-{
-    hdr_t h;
-
-    (void)arg;
-    MR_CHECK(len >= sizeof(h), "message of %zu bytes from %d", len, src);
-    memcpy(&h, payload, sizeof(h));
-    MR_CHECK((int)h.src == src, "header says source %u, transport says %d",
-             h.src, src);
-    MR_CHECK((int)h.dst == me, "message for rank %u arrived at %d", h.dst,
-             me);
-    MR_CHECK(h.seq == next_seq[src], "from rank %d: sequence %llu, expected "
-             "%llu (reordered, lost or forged)", src,
-             (unsigned long long)h.seq, (unsigned long long)next_seq[src]);
-    MR_CHECK(mr_verify((const uint8_t *)payload + sizeof(h), len - sizeof(h),
-                       msg_seed(h.src, h.dst, h.seq)),
-             "corrupt payload from rank %d seq %llu (%zu bytes)", src,
-             (unsigned long long)h.seq, len);
-    next_seq[src]++;
-    received++;
-}
 
 static void attack_all(void);
 
@@ -149,33 +113,20 @@ static void attack_all(void);
  * @a attack is set. */
 static void all_to_all(gv_am_id_t id, uint64_t round, int attack)
 {
-    static uint8_t buf[sizeof(hdr_t) + LARGE];
+    static uint8_t buf[sizeof(mr_msg_hdr_t) + LARGE];
     uint64_t       rng = 0x5151 + (uint64_t)me * 7919 + round;
-    int      i, k;
+    int            i, k;
 
     for (i = 0; i < MSGS; i++) {
         if (attack && (me == 0) && (i == MSGS / 2))
             attack_all();
-        for (k = 1; k < np; k++) {
-            hdr_t  h;
-            size_t len = sizeof(h) + ((i >= MSGS - NLARGE)
-                                          ? LARGE
-                                          : mr_rand(&rng) % (MAX_BYTES + 1));
-
-            h.src = (uint32_t)me;
-            h.dst = (uint32_t)((me + k) % np);
-            h.seq = round * MSGS + (uint64_t)i;
-            memcpy(buf, &h, sizeof(h));
-            mr_fill(buf + sizeof(h), len - sizeof(h),
-                    msg_seed(h.src, h.dst, h.seq));
-            MR_OK(gv_am_send((int)h.dst, id, buf, len));
-        }
+        for (k = 1; k < np; k++)
+            mr_stream_send(id, (me + k) % np, round * MSGS + (uint64_t)i, buf,
+                           sizeof(mr_msg_hdr_t) +
+                               ((i >= MSGS - NLARGE)
+                                    ? LARGE
+                                    : mr_rand(&rng) % (MAX_BYTES + 1)));
     }
-}
-
-static int received_all(void *arg)
-{
-    return received >= *(const uint64_t *)arg;
 }
 
 /* ---- the stranger (rank 0) ---------------------------------------------- */
@@ -462,8 +413,8 @@ int main(int argc, char **argv)
         mr_skip("at most 64 ranks");
     if (np < 2)
         mr_skip("needs 2 ranks");
-    next_seq = calloc((size_t)np, sizeof(*next_seq));
-    MR_OK(gv_am_register(on_msg, NULL, &id));
+    mr_stream_init(0x0f1d0f1dull);
+    MR_OK(gv_am_register(mr_stream_on_msg, NULL, &id));
 
     /* Who posts buffers for tagged frames. */
     gv__tl_ofi_counters(gv__ctx.tl, &c);
@@ -481,13 +432,13 @@ int main(int argc, char **argv)
      * seq 0 is stale everywhere before the attack). */
     all_to_all(id, 0, 0);
     want = (uint64_t)(np - 1) * MSGS;
-    gv_wait(received_all, &want);
+    gv_wait(mr_stream_received_at_least, &want);
     gv_barrier();
 
     /* Round 1: the attack lands while the messages fly. */
     all_to_all(id, 1, 1);
     want = (uint64_t)(np - 1) * MSGS * 2;
-    gv_wait(received_all, &want);
+    gv_wait(mr_stream_received_at_least, &want);
 
     /* Everyone learns how many frames were forged to whom. */
     memset(mine, 0, sizeof(mine));
@@ -508,9 +459,10 @@ int main(int argc, char **argv)
     gv_barrier();
 
     gv__tl_ofi_counters(gv__ctx.tl, &c);
-    if (received != want) {
+    if (mr_stream.received != want) {
         fprintf(stderr, "[%04d] FAIL received %llu messages, expected %llu\n",
-                me, (unsigned long long)received, (unsigned long long)want);
+                me, (unsigned long long)mr_stream.received,
+                (unsigned long long)want);
         failures++;
     }
     if (c.rejected != expect) {
@@ -546,7 +498,8 @@ int main(int argc, char **argv)
         }
     }
     printf("[%04d] received %llu, rejected %llu of %llu forged frames\n", me,
-           (unsigned long long)received, (unsigned long long)c.rejected,
+           (unsigned long long)mr_stream.received,
+           (unsigned long long)c.rejected,
            (unsigned long long)expect);
 
     /* Everyone learns whether anyone failed, so that no rank says ok for
@@ -572,7 +525,7 @@ int main(int argc, char **argv)
             printf("mr_ofi_stranger: FAIL (%d failed checks)\n", failures);
     }
     free(all);
-    free(next_seq);
+    mr_stream_fini();
     return (failures == 0) ? 0 : 1;
 }
 

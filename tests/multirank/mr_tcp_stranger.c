@@ -8,7 +8,7 @@
  * every message delivered intact and in order.
  * Run: gvrun -n 4 build/tests/multirank/mr_tcp_stranger (needs tcp; exits
  * 77 otherwise). SPDX-License-Identifier: BSD-3-Clause */
-#include "tests/multirank/mr.h"
+#include "tests/multirank/mr_stream.h"
 
 #include "core/boot.h"
 #include "core/core.h"
@@ -26,64 +26,19 @@
 #define MSGS       1500      /* per destination per round */
 #define MAX_BYTES  600       /* payload bytes after the header */
 
-/* One message: who and which, then bytes derived from both (mr_fill). */
-typedef struct {
-    uint32_t src, dst;
-    uint64_t seq;
-} hdr_t;
-
-static int       me, np;
-static uint64_t *next_seq;   /* expected seq per source */
-static uint64_t  received;
-
-static uint64_t msg_seed(uint32_t src, uint32_t dst, uint64_t seq)
-{
-    return ((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ seq ^
-           0x5eed5eedull;
-}
-
-static void on_msg(int src, const void *payload, size_t len, void *arg)
-{
-    hdr_t h;
-
-    (void)arg;
-    MR_CHECK(len >= sizeof(h), "message of %zu bytes from %d", len, src);
-    memcpy(&h, payload, sizeof(h));
-    MR_CHECK((int)h.src == src, "header says source %u, transport says %d",
-             h.src, src);
-    MR_CHECK((int)h.dst == me, "message for rank %u arrived at %d", h.dst,
-             me);
-    MR_CHECK(h.seq == next_seq[src], "from rank %d: sequence %llu, expected "
-             "%llu (reordered or lost)", src, (unsigned long long)h.seq,
-             (unsigned long long)next_seq[src]);
-    MR_CHECK(mr_verify((const uint8_t *)payload + sizeof(h), len - sizeof(h),
-                       msg_seed(h.src, h.dst, h.seq)),
-             "corrupt payload from rank %d seq %llu (%zu bytes)", src,
-             (unsigned long long)h.seq, len);
-    next_seq[src]++;
-    received++;
-}
+static int me, np;
 
 static void all_to_all(gv_am_id_t id, uint64_t round)
 {
-    uint8_t  buf[sizeof(hdr_t) + MAX_BYTES];
+    uint8_t  buf[sizeof(mr_msg_hdr_t) + MAX_BYTES];
     uint64_t rng = 0x1234 + (uint64_t)me * 7919 + round;
     int      i, k;
 
-    for (i = 0; i < MSGS; i++) {
-        for (k = 1; k < np; k++) {
-            hdr_t  h;
-            size_t len = sizeof(h) + mr_rand(&rng) % (MAX_BYTES + 1);
-
-            h.src = (uint32_t)me;
-            h.dst = (uint32_t)((me + k) % np);
-            h.seq = round * MSGS + (uint64_t)i;
-            memcpy(buf, &h, sizeof(h));
-            mr_fill(buf + sizeof(h), len - sizeof(h),
-                    msg_seed(h.src, h.dst, h.seq));
-            MR_OK(gv_am_send((int)h.dst, id, buf, len));
-        }
-    }
+    for (i = 0; i < MSGS; i++)
+        for (k = 1; k < np; k++)
+            mr_stream_send(id, (me + k) % np, round * MSGS + (uint64_t)i, buf,
+                           sizeof(mr_msg_hdr_t) +
+                               mr_rand(&rng) % (MAX_BYTES + 1));
 }
 
 /* ---- the stranger (rank 0) ---------------------------------------------- */
@@ -204,8 +159,8 @@ int main(int argc, char **argv)
         mr_skip("the stranger dials 127.0.0.1 and the job spans nodes");
     if (np > 64)
         mr_skip("at most 64 ranks");
-    next_seq = calloc((size_t)np, sizeof(*next_seq));
-    MR_OK(gv_am_register(on_msg, NULL, &id));
+    mr_stream_init(0x5eed5eedull);
+    MR_OK(gv_am_register(mr_stream_on_msg, NULL, &id));
 
     port  = gv__tl_tcp_listen_port(gv__ctx.tl);
     ports = calloc((size_t)np, sizeof(*ports));
@@ -239,9 +194,9 @@ int main(int argc, char **argv)
     gv_barrier();
 
     gv__tl_tcp_counters(gv__ctx.tl, &c);
-    if (received != (uint64_t)(np - 1) * MSGS * 2) {
+    if (mr_stream.received != (uint64_t)(np - 1) * MSGS * 2) {
         fprintf(stderr, "[%04d] FAIL received %llu messages, expected %llu\n",
-                me, (unsigned long long)received,
+                me, (unsigned long long)mr_stream.received,
                 (unsigned long long)(np - 1) * MSGS * 2);
         failures++;
     }
@@ -263,7 +218,8 @@ int main(int argc, char **argv)
         failures++;
     }
     printf("[%04d] received %llu, rejected %llu connections (%llu key "
-           "timeouts, %llu wrong keys)\n", me, (unsigned long long)received,
+           "timeouts, %llu wrong keys)\n", me,
+           (unsigned long long)mr_stream.received,
            (unsigned long long)c.conn_rejected,
            (unsigned long long)c.key_timeouts, (unsigned long long)c.bad_key);
 
@@ -300,6 +256,6 @@ int main(int argc, char **argv)
             printf("mr_tcp_stranger: FAIL (%d failed checks)\n", failures);
     }
     free(ports);
-    free(next_seq);
+    mr_stream_fini();
     return (failures == 0) ? 0 : 1;
 }
