@@ -96,6 +96,30 @@ static inline void hop_gv_trip(int rank, int peer, const void *buf,
         gv_am_send_now(peer, hop_ping_id, buf, size);
 }
 
+/* The start of a tool run with gvrun: the ping handler and @a extra (the
+ * tool's own address exchange) registered before gv_init, so that no
+ * message can beat a registration; then the options; exactly 2 ranks. */
+static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv,
+                                   gv_am_handler_fn_t extra,
+                                   gv_am_id_t *extra_id)
+{
+    hop_opts_t o;
+
+    if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
+        (gv_am_register(extra, NULL, extra_id) != GV_OK)) {
+        fprintf(stderr, "%s: cannot register handlers\n", prog);
+        exit(1);
+    }
+    if (gv_init(argc, argv) != GV_OK) {
+        fprintf(stderr, "%s: gv_init failed\n", prog);
+        exit(1);
+    }
+    o = hop_options(prog, *argc, *argv);
+    if (gv_nranks() != 2)
+        gv_abort(2, "%s needs exactly 2 ranks, got %d", prog, gv_nranks());
+    return o;
+}
+
 /* Room for -b x -k round trips of each of @a nways ways. */
 static inline void hop_rtt_alloc(const char *prog, hop_opts_t o, int nways,
                                  double **rtt)

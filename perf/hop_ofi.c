@@ -271,19 +271,7 @@ int main(int argc, char **argv)
     raw_t        r;
     int          ret;
 
-    /* Before gv_init, so that no message can beat a registration. */
-    if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
-        (gv_am_register(on_name, NULL, &name_id) != GV_OK)) {
-        fprintf(stderr, "hop_ofi: cannot register handlers\n");
-        return 1;
-    }
-    if (gv_init(&argc, &argv) != GV_OK) {
-        fprintf(stderr, "hop_ofi: gv_init failed\n");
-        return 1;
-    }
-    o = hop_options("hop_ofi", argc, argv);
-    if (gv_nranks() != 2)
-        gv_abort(2, "hop_ofi needs exactly 2 ranks, got %d", gv_nranks());
+    o = hop_start("hop_ofi", &argc, &argv, on_name, &name_id);
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ofi", o, NWAYS, rtt);

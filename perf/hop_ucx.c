@@ -112,19 +112,7 @@ int main(int argc, char **argv)
     ucp_address_t           *addr;
     size_t                   addr_len;
 
-    /* Before gv_init, so that no message can beat a registration. */
-    if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
-        (gv_am_register(on_addr, NULL, &addr_id) != GV_OK)) {
-        fprintf(stderr, "hop_ucx: cannot register handlers\n");
-        return 1;
-    }
-    if (gv_init(&argc, &argv) != GV_OK) {
-        fprintf(stderr, "hop_ucx: gv_init failed\n");
-        return 1;
-    }
-    o = hop_options("hop_ucx", argc, argv);
-    if (gv_nranks() != 2)
-        gv_abort(2, "hop_ucx needs exactly 2 ranks, got %d", gv_nranks());
+    o = hop_start("hop_ucx", &argc, &argv, on_addr, &addr_id);
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ucx", o, NWAYS, rtt);
