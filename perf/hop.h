@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct {
@@ -96,17 +97,60 @@ static inline void hop_gv_trip(int rank, int peer, const void *buf,
         gv_am_send_now(peer, hop_ping_id, buf, size);
 }
 
-/* The start of a tool run with gvrun: the ping handler and @a extra (the
- * tool's own address exchange) registered before gv_init, so that no
- * message can beat a registration; then the options; exactly 2 ranks. */
-static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv,
-                                   gv_am_handler_fn_t extra,
-                                   gv_am_id_t *extra_id)
+/* The library's own address (UCP worker address, libfabric endpoint
+ * name) travels to the peer as a gv message (hop_swap_addr). */
+#define HOP_ADDR_MAX   4096
+#define HOP_ADDR_WAIT_S 10
+static const char *hop_prog;
+static gv_am_id_t  hop_addr_id;
+static uint8_t     hop_peer_addr[HOP_ADDR_MAX];
+static size_t      hop_peer_addr_len;
+static uint64_t    hop_addr_deadline;
+
+static inline void hop_on_addr(int src, const void *payload, size_t len,
+                               void *arg)
+{
+    (void)arg;
+    if ((len == 0) || (len > HOP_ADDR_MAX))
+        gv_abort(1, "%s: an address of %zu bytes from rank %d (at most %d)",
+                 hop_prog, len, src, HOP_ADDR_MAX);
+    memcpy(hop_peer_addr, payload, len);
+    hop_peer_addr_len = len;
+}
+
+static inline int hop_have_addr(void *arg)
+{
+    if (hop_peer_addr_len > 0)
+        return 1;
+    if (gv_time_ns() > hop_addr_deadline)
+        gv_abort(1, "%s: no address from rank %d in %d s", hop_prog,
+                 *(const int *)arg, HOP_ADDR_WAIT_S);
+    return 0;
+}
+
+/* Send @a peer our address and wait for its own: hop_peer_addr, of
+ * hop_peer_addr_len bytes. */
+static inline void hop_swap_addr(int peer, const void *addr, size_t len)
+{
+    if (len > HOP_ADDR_MAX)
+        gv_abort(1, "%s: our address has %zu bytes (at most %d)", hop_prog,
+                 len, HOP_ADDR_MAX);
+    gv_am_send(peer, hop_addr_id, addr, len);
+    gv_flush();
+    hop_addr_deadline = gv_time_ns() + HOP_ADDR_WAIT_S * 1000000000ull;
+    gv_wait(hop_have_addr, &peer);
+}
+
+/* The start of a tool run with gvrun: the ping and address handlers
+ * registered before gv_init, so that no message can beat a registration;
+ * then the options; exactly 2 ranks. */
+static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
 {
     hop_opts_t o;
 
+    hop_prog = prog;
     if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
-        (gv_am_register(extra, NULL, extra_id) != GV_OK)) {
+        (gv_am_register(hop_on_addr, NULL, &hop_addr_id) != GV_OK)) {
         fprintf(stderr, "%s: cannot register handlers\n", prog);
         exit(1);
     }

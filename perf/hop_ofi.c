@@ -71,32 +71,6 @@ typedef struct {
     uint64_t            rx_done;    /* receive completions read */
 } raw_t;
 
-static gv_am_id_t        name_id;
-static uint8_t           peer_name[NAME_MAX_LEN];
-static size_t            peer_name_len;
-static uint64_t          name_deadline;
-
-static void on_name(int src, const void *payload, size_t len, void *arg)
-{
-    (void)src;
-    (void)arg;
-    if ((len == 0) || (len > NAME_MAX_LEN))
-        gv_abort(1, "hop_ofi: an endpoint name of %zu bytes (at most %d)",
-                 len, NAME_MAX_LEN);
-    memcpy(peer_name, payload, len);
-    peer_name_len = len;
-}
-
-static int have_name(void *arg)
-{
-    if (peer_name_len > 0)
-        return 1;
-    if (gv_time_ns() > name_deadline)
-        gv_abort(1, "hop_ofi: no endpoint name from rank %d in %d s",
-                 *(const int *)arg, OFI_RAW_TIMEOUT_S);
-    return 0;
-}
-
 static void check(long ret, const char *what)
 {
     if (ret != 0)
@@ -271,7 +245,7 @@ int main(int argc, char **argv)
     raw_t        r;
     int          ret;
 
-    o = hop_start("hop_ofi", &argc, &argv, on_name, &name_id);
+    o = hop_start("hop_ofi", &argc, &argv);
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ofi", o, NWAYS, rtt);
@@ -288,11 +262,8 @@ int main(int argc, char **argv)
         gv_abort(1, "hop_ofi: an endpoint name of %zu bytes (at most %d)",
                  name_len, NAME_MAX_LEN);
     check(ret, "fi_getname");
-    gv_am_send(peer, name_id, name, name_len);
-    gv_flush();
-    name_deadline = gv_time_ns() + (uint64_t)OFI_RAW_TIMEOUT_S * 1000000000ull;
-    gv_wait(have_name, &peer);
-    ret = fi_av_insert(r.av, peer_name, 1, &r.peer_addr, 0, NULL);
+    hop_swap_addr(peer, name, name_len);
+    ret = fi_av_insert(r.av, hop_peer_addr, 1, &r.peer_addr, 0, NULL);
     if (ret != 1)
         check(ret < 0 ? ret : -FI_EOTHER, "fi_av_insert");
     /* Connect the raw endpoints both ways before timing anything. */

@@ -30,31 +30,10 @@
 #include "stamp.h"
 
 #define RAW_AM_ID 11
-#define ADDR_MAX  4096
 
 enum { WAY_GV, WAY_UCP, NWAYS };
 
 static volatile uint64_t raw_arrived;
-static gv_am_id_t        addr_id;
-static uint8_t           peer_addr[ADDR_MAX];
-static size_t            peer_addr_len;
-
-static void on_addr(int src, const void *payload, size_t len, void *arg)
-{
-    (void)src;
-    (void)arg;
-    if ((len == 0) || (len > ADDR_MAX))
-        gv_abort(1, "hop_ucx: a worker address of %zu bytes (at most %d)",
-                 len, ADDR_MAX);
-    memcpy(peer_addr, payload, len);
-    peer_addr_len = len;
-}
-
-static int have_addr(void *arg)
-{
-    (void)arg;
-    return peer_addr_len > 0;
-}
 
 static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
                            void *data, size_t length,
@@ -112,7 +91,7 @@ int main(int argc, char **argv)
     ucp_address_t           *addr;
     size_t                   addr_len;
 
-    o = hop_start("hop_ucx", &argc, &argv, on_addr, &addr_id);
+    o = hop_start("hop_ucx", &argc, &argv);
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ucx", o, NWAYS, rtt);
@@ -135,15 +114,11 @@ int main(int argc, char **argv)
     check(ucp_worker_set_am_recv_handler(worker, &hp), "set_am_recv_handler");
     check(ucp_worker_get_address(worker, &addr, &addr_len),
           "ucp_worker_get_address");
-    if (addr_len > ADDR_MAX)
-        gv_abort(1, "hop_ucx: worker address of %zu bytes", addr_len);
-    gv_am_send(peer, addr_id, addr, addr_len);
-    gv_flush();
-    gv_wait(have_addr, NULL);
+    hop_swap_addr(peer, addr, addr_len);
     ucp_worker_release_address(worker, addr);
     memset(&ep_params, 0, sizeof(ep_params));
     ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address    = (const ucp_address_t *)peer_addr;
+    ep_params.address    = (const ucp_address_t *)hop_peer_addr;
     check(ucp_ep_create(worker, &ep_params, &ep), "ucp_ep_create");
     memset(&sp_param, 0, sizeof(sp_param));
     /* Wire up the endpoint both ways before timing anything. */
