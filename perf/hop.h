@@ -5,6 +5,8 @@
 
 #include <grapevine.h>
 
+#include "stamp.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +164,28 @@ static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
     if (gv_nranks() != 2)
         gv_abort(2, "%s needs exactly 2 ranks, got %d", prog, gv_nranks());
     return o;
+}
+
+/* Rank 0 times each round trip of way @a w (cycle-counter ticks). */
+static inline void hop_stamp(int rank, double **rtt, int *n, int w,
+                             uint64_t *prev)
+{
+    if (rank == 0) {
+        uint64_t now = stamp_ticks();
+
+        rtt[w][n[w]++] = (double)(now - *prev);
+        *prev          = now;
+    }
+}
+
+/* Each way's one-way figure in ns: half its median round trip. */
+static inline void hop_results(double **rtt, const int *n, int nways,
+                               double ns_per_tick, double *out)
+{
+    int w;
+
+    for (w = 0; w < nways; w++)
+        out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
 }
 
 /* Room for -b x -k round trips of each of @a nways ways. */

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     int          rank, peer, late = 0, n[NWAYS] = {0};
     char         sbuf[1024], rbuf[1024], tbuf[1024];
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
-    uint64_t     target = 0, prev, now;
+    uint64_t     target = 0, prev;
     MPI_Comm     comm, rcomm;
     MPI_Request  req;
     MPI_Status   st;
@@ -118,11 +118,7 @@ int main(int argc, char **argv)
                 if (rank == 1)
                     MPI_Send(sbuf, o.size, MPI_BYTE, peer, 2, rcomm);
             }
-            if (rank == 0) {
-                now               = stamp_ticks();
-                rtt[w][n[w]++] = (double)(now - prev);
-                prev              = now;
-            }
+            hop_stamp(rank, rtt, n, w, &prev);
         }
         if (late) {
             MPI_Start(&req);
@@ -131,8 +127,7 @@ int main(int argc, char **argv)
     }
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
-        for (w = 0; w < NWAYS; w++)
-            out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
+        hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_mpi transport=%s bytes=%d gv_ns=%.1f test_ns=%.1f "
                "recv_ns=%.1f gv_over_recv=%.3f\n", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_TEST], out[WAY_RECV],

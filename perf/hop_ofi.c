@@ -240,7 +240,7 @@ int main(int argc, char **argv)
     char         sbuf[1024], name[NAME_MAX_LEN];
     size_t       name_len = sizeof(name);
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
-    uint64_t     target = 0, prev, now;
+    uint64_t     target = 0, prev;
     stamp_span_t span;
     raw_t        r;
     int          ret;
@@ -286,17 +286,12 @@ int main(int argc, char **argv)
                 if (rank == 1)
                     raw_send(&r, (size_t)o.size);
             }
-            if (rank == 0) {
-                now            = stamp_ticks();
-                rtt[w][n[w]++] = (double)(now - prev);
-                prev           = now;
-            }
+            hop_stamp(rank, rtt, n, w, &prev);
         }
     }
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
-        for (w = 0; w < NWAYS; w++)
-            out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
+        hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_ofi transport=%s provider=%s bytes=%d gv_ns=%.1f "
                "ofi_ns=%.1f gv_over_ofi=%.3f\n", gv_transport_name(),
                r.info->fabric_attr->prov_name, o.size, out[WAY_GV],

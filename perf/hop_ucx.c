@@ -78,7 +78,7 @@ int main(int argc, char **argv)
     int                      rank, peer, n[NWAYS] = {0};
     char                     sbuf[1024];
     double                  *rtt[NWAYS], ns_per_tick, out[NWAYS];
-    uint64_t                 target = 0, raw_target = 1, prev, now;
+    uint64_t                 target = 0, raw_target = 1, prev;
     stamp_span_t             span;
     ucp_params_t             cp;
     ucp_worker_params_t      wp;
@@ -149,17 +149,12 @@ int main(int argc, char **argv)
                              sbuf, (size_t)o.size, &sp_param),
                              "ucp_am_send_nbx");
             }
-            if (rank == 0) {
-                now            = stamp_ticks();
-                rtt[w][n[w]++] = (double)(now - prev);
-                prev           = now;
-            }
+            hop_stamp(rank, rtt, n, w, &prev);
         }
     }
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
-        for (w = 0; w < NWAYS; w++)
-            out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
+        hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_ucx transport=%s bytes=%d gv_ns=%.1f ucp_ns=%.1f "
                "gv_over_ucp=%.3f\n", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_UCP], out[WAY_GV] / out[WAY_UCP]);
