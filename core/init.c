@@ -162,11 +162,13 @@ static inline void wait_poll_rest(gv_waiter_t *w, unsigned n)
      * must drain first), or one that lasts longer (a barrier), pauses
      * between polls: spinning flat out there took a fifth off GUPS over
      * ofi/shm, whose queues the other side is writing. Past GV_SPIN_US
-     * the wait yields or blocks, and from then on after every empty poll:
-     * where a poll costs microseconds (rxm's sockets without a wait
-     * object), 31 more of them between naps kept an idle rank at a third
-     * of a core. */
-    if ((w->blocked_rounds == 0) && ((++w->idle_rounds & 31) != 0)) {
+     * the wait yields or blocks; an idle wait (not one for send space) from
+     * then on after every empty poll: where a poll costs microseconds
+     * (rxm's sockets without a wait object), 31 more of them between naps
+     * kept an idle rank at a third of a core. A wait for send space keeps
+     * polling between naps, as the peer drains it at its own pace. */
+    if (((w->blocked_rounds == 0) || w->for_send) &&
+        ((++w->idle_rounds & 31) != 0)) {
         if (w->for_send || (w->idle_rounds > WAIT_HOT_POLLS))
             gv__cpu_relax();
         return;
