@@ -733,78 +733,69 @@ reject:
     return UCS_OK;
 }
 
-/* UCX's receive callback. The common frame (format S, eager, the next in
+/* The common frame (format S, or I when @a with_id: eager, the next in
  * sequence from its peer, nothing held from it, aligned) is delivered
  * here with the same checks as in ucx_am_cb_slow(), which takes the rest.
- * Nothing here trusts the bytes. */
-static ucs_status_t ucx_am_cb(void *arg, const void *header,
-                              size_t header_length, void *data, size_t length,
-                              const ucp_am_recv_param_t *param)
+ * Nothing here trusts the bytes. Inlined into each of UCX's two receive
+ * callbacks below, with @a with_id a constant there. */
+static inline __attribute__((always_inline)) ucs_status_t
+ucx_am_fast(ucx_tl_t *ux, int with_id, const void *header,
+            size_t header_length, void *data, size_t length,
+            const ucp_am_recv_param_t *param)
 {
-    ucx_tl_t   *ux = arg;
-    gv_tl_t    *tl = ux->tl;
-    ucx_fhdr_t  fh;
+    gv_tl_t    *tl  = ux->tl;
+    size_t      hsz = with_id ? sizeof(ucx_ihdr_t) : sizeof(ucx_fhdr_t);
+    ucx_ihdr_t  ih;
     ucx_peer_t *peer;
 
-    if (__builtin_expect((header_length == 0) && (length >= sizeof(fh)) &&
+    if (__builtin_expect((header_length == 0) && (length >= hsz) &&
                              (length <= UCX_MAX_MSG) &&
                              !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
                              ucx_aligned(data), 1)) {
-        memcpy(&fh, data, sizeof(fh));
-        if (__builtin_expect((fh.tag == ux->tag) &&
-                                 (fh.src < (uint32_t)tl->size) &&
-                                 ((int)fh.src != tl->rank), 1)) {
-            peer = &ux->peers[fh.src];
-            if (__builtin_expect((fh.seq == peer->rx_next) &&
+        if (with_id)
+            memcpy(&ih, data, sizeof(ih));
+        else
+            memcpy(&ih.f, data, sizeof(ih.f));
+        if (__builtin_expect((ih.f.tag == ux->tag) &&
+                                 (ih.f.src < (uint32_t)tl->size) &&
+                                 ((int)ih.f.src != tl->rank) &&
+                                 (!with_id || (ih.id <= 0xffffu)), 1)) {
+            peer = &ux->peers[ih.f.src];
+            if (__builtin_expect((ih.f.seq == peer->rx_next) &&
                                      (peer->rx_head == NULL), 1)) {
                 peer->rx_next++;
-                tl->params.recv_cb(tl->params.recv_arg, peer->rank,
-                                   (uint8_t *)data + sizeof(fh),
-                                   length - sizeof(fh));
+                if (with_id)
+                    tl->params.recv_id_cb(tl->params.recv_arg, peer->rank,
+                                          ih.id, (uint8_t *)data + hsz,
+                                          length - hsz);
+                else
+                    tl->params.recv_cb(tl->params.recv_arg, peer->rank,
+                                       (uint8_t *)data + hsz, length - hsz);
                 if (peer->rx_head != NULL)
                     ucx_rx_drain(ux, peer);
                 return UCS_OK;
             }
         }
     }
-    return ucx_am_cb_slow(ux, 0, header, header_length, data, length, param);
+    return ucx_am_cb_slow(ux, with_id, header, header_length, data, length,
+                          param);
 }
 
-/* UCX's receive callback for format I frames (am_send_id): the fast path
- * of ucx_am_cb(), with the id taken from the frame for recv_id_cb. */
+/* UCX's receive callback for UCX_AM_ID: formats S, A and B. */
+static ucs_status_t ucx_am_cb(void *arg, const void *header,
+                              size_t header_length, void *data, size_t length,
+                              const ucp_am_recv_param_t *param)
+{
+    return ucx_am_fast(arg, 0, header, header_length, data, length, param);
+}
+
+/* UCX's receive callback for UCX_AM_ID_I: format I (am_send_id). */
 static ucs_status_t ucx_am_id_cb(void *arg, const void *header,
                                  size_t header_length, void *data,
                                  size_t length,
                                  const ucp_am_recv_param_t *param)
 {
-    ucx_tl_t   *ux = arg;
-    gv_tl_t    *tl = ux->tl;
-    ucx_ihdr_t  ih;
-    ucx_peer_t *peer;
-
-    if (__builtin_expect((header_length == 0) && (length >= sizeof(ih)) &&
-                             (length <= UCX_MAX_MSG) &&
-                             !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) &&
-                             ucx_aligned(data), 1)) {
-        memcpy(&ih, data, sizeof(ih));
-        if (__builtin_expect((ih.f.tag == ux->tag) &&
-                                 (ih.f.src < (uint32_t)tl->size) &&
-                                 ((int)ih.f.src != tl->rank) &&
-                                 (ih.id <= 0xffffu), 1)) {
-            peer = &ux->peers[ih.f.src];
-            if (__builtin_expect((ih.f.seq == peer->rx_next) &&
-                                     (peer->rx_head == NULL), 1)) {
-                peer->rx_next++;
-                tl->params.recv_id_cb(tl->params.recv_arg, peer->rank, ih.id,
-                                      (uint8_t *)data + sizeof(ih),
-                                      length - sizeof(ih));
-                if (peer->rx_head != NULL)
-                    ucx_rx_drain(ux, peer);
-                return UCS_OK;
-            }
-        }
-    }
-    return ucx_am_cb_slow(ux, 1, header, header_length, data, length, param);
+    return ucx_am_fast(arg, 1, header, header_length, data, length, param);
 }
 
 /* -------------------------------------------------------------------- */
