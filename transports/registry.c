@@ -59,7 +59,7 @@ gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
         bad = "GV_TL_CAP_WAIT without a wait slot";
     else if ((caps & GV_TL_CAP_WAIT_SEND) && !(caps & GV_TL_CAP_WAIT))
         bad = "GV_TL_CAP_WAIT_SEND without GV_TL_CAP_WAIT";
-    else if (!!(caps & GV_TL_CAP_AM_ID) && !ops->am_send_id)
+    else if ((caps & GV_TL_CAP_AM_ID) && !ops->am_send_id)
         bad = "GV_TL_CAP_AM_ID without an am_send_id slot";
     if (bad == NULL)
         return GV_OK;

@@ -181,11 +181,13 @@ struct gv_tl_ops {
                            size_t hdr_len, const void *payload, size_t len,
                            gv_req_t *req);
     /* Optional (GV_TL_CAP_AM_ID). Send len bytes of payload as one message
-     * with @a id carried beside them by the library (MPI: in the tag), so
-     * that a message is no larger than its payload: under some libraries a
-     * few bytes more cost more than the check that reads them (Open MPI's
-     * shared memory, 8 bytes against 16). Delivered through
-     * params.recv_id_cb, in order with the sender's am_send() messages.
+     * with @a id carried beside them, not in an upper header: by the
+     * library where it can (MPI: in the tag, so that the message is no
+     * larger than its payload: Open MPI's shared memory carries 8 bytes at
+     * less cost than 16), else in the transport's own frame header (ucx),
+     * which saves the layer above building a header that is then copied.
+     * Delivered through params.recv_id_cb, in order with the sender's
+     * am_send() messages.
      * len <= attr.max_inline: GV_OK (copied or sent), GV_ERR_NO_RESOURCE
      * or GV_ERR_UNREACHABLE, never GV_INPROGRESS. */
     gv_status_t (*am_send_id)(gv_tl_t *tl, int dst, uint16_t id,

@@ -517,8 +517,8 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
 
 /* Frames forged at an ofi job from a libfabric endpoint of rank 0's own
  * (mr_ofi_stranger: too short, too long, another job's key, impossible
- * sources, a delivered seq and one far ahead, bad padding, malformed grants; untagged and
- * tagged) while real messages fly: each is rejected with its reason, and
+ * sources, a delivered seq and one far ahead, bad padding, malformed
+ * grants; untagged and tagged) while real messages fly: each is rejected with its reason, and
  * every real message still arrives once, in order and intact. Over shm
  * the frames longer than the receive buffer are left out (they wedge
  * libfabric 1.17's shm receiver: see mr_ofi_stranger.c). */
