@@ -1,5 +1,7 @@
 /* What perf/hop_mpi.c, perf/hop_ofi.c and perf/hop_ucx.c share: their
- * options and the median they report. SPDX-License-Identifier: BSD-3-Clause */
+ * options and the median they report; perf/bw_ucx.c takes the options
+ * parser, the ping handler and the address swap.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
 
@@ -19,38 +21,86 @@ typedef struct {
     int size;     /* -s: bytes per message */
 } hop_opts_t;
 
-static void hop_usage(const char *prog)
+/* One option of a tool: its letter, what its value counts (for the usage
+ * line), its range and its default. */
+typedef struct {
+    char        letter;
+    const char *what;
+    int         lo, hi, def;
+} hop_flag_t;
+
+#define HOP_FLAGS_MAX 8
+
+/* One write, so that the ranks' lines do not interleave. */
+static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n)
 {
-    fprintf(stderr, "usage: %s [-b blocks, 1..10000] [-k round trips per "
-                    "block, 10..100000] [-s bytes, 0..1024]\n", prog);
+    char   line[1024];
+    size_t len;
+    int    i;
+
+    snprintf(line, sizeof(line), "usage: %s", prog);
+    for (i = 0; i < n; i++) {
+        len = strlen(line);
+        snprintf(line + len, sizeof(line) - len, " [-%c %s, %d..%d]",
+                 flags[i].letter, flags[i].what, flags[i].lo, flags[i].hi);
+    }
+    fprintf(stderr, "%s\n", line);
     exit(2);
 }
 
-static long hop_arg(const char *prog, const char *s, long lo, long hi)
+/* Parse the @a n options of @a flags into @a val, in the order of @a flags;
+ * an option not given keeps its default. Anything else, or a value out of
+ * range, is a usage error (exit 2). */
+static inline void hop_parse(const char *prog, int argc, char **argv,
+                             const hop_flag_t *flags, int n, int *val)
 {
-    char *end;
-    long  v = strtol(s, &end, 10);
+    char  optstring[2 * HOP_FLAGS_MAX + 1], *end;
+    int   i, opt;
+    long  v;
 
-    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
-        hop_usage(prog);
-    return v;
+    if (n > HOP_FLAGS_MAX)
+        hop_usage(prog, flags, n);
+    for (i = 0; i < n; i++) {
+        optstring[2 * i]     = flags[i].letter;
+        optstring[2 * i + 1] = ':';
+        val[i]               = flags[i].def;
+    }
+    optstring[2 * n] = '\0';
+    while ((opt = getopt(argc, argv, optstring)) != -1) {
+        for (i = 0; (i < n) && (flags[i].letter != opt); i++)
+            ;
+        if (i == n)
+            hop_usage(prog, flags, n);
+        v = strtol(optarg, &end, 10);
+        if ((*optarg == '\0') || (*end != '\0') || (v < flags[i].lo) ||
+            (v > flags[i].hi))
+            hop_usage(prog, flags, n);
+        val[i] = (int)v;
+    }
+}
+
+/* The hop tools' -b, -k and -s. */
+static const hop_flag_t hop_flags[] = {
+    {'b', "blocks", 1, 10000, 100},
+    {'k', "round trips per block", 10, 100000, 500},
+    {'s', "bytes", 0, 1024, 8},
+};
+
+#define HOP_NFLAGS ((int)(sizeof(hop_flags) / sizeof(hop_flags[0])))
+
+static inline hop_opts_t hop_opts_of(const int *val)
+{
+    hop_opts_t o = {val[0], val[1], val[2]};
+    return o;
 }
 
 /* -b, -k and -s, defaults 100, 500 and 8; anything else is a usage error. */
-static hop_opts_t hop_options(const char *prog, int argc, char **argv)
+static inline hop_opts_t hop_options(const char *prog, int argc, char **argv)
 {
-    hop_opts_t o = {100, 500, 8};
-    int        opt;
+    int val[HOP_NFLAGS];
 
-    while ((opt = getopt(argc, argv, "b:k:s:")) != -1) {
-        switch (opt) {
-        case 'b': o.blocks = (int)hop_arg(prog, optarg, 1, 10000); break;
-        case 'k': o.per = (int)hop_arg(prog, optarg, 10, 100000); break;
-        case 's': o.size = (int)hop_arg(prog, optarg, 0, 1024); break;
-        default: hop_usage(prog);
-        }
-    }
-    return o;
+    hop_parse(prog, argc, argv, hop_flags, HOP_NFLAGS, val);
+    return hop_opts_of(val);
 }
 
 static int hop_cmp_double(const void *a, const void *b)
@@ -145,11 +195,11 @@ static inline void hop_swap_addr(int peer, const void *addr, size_t len)
 
 /* The start of a tool run with gvrun: the ping and address handlers
  * registered before gv_init, so that no message can beat a registration;
- * then the options; exactly 2 ranks. */
-static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
+ * then the @a n options of @a flags into @a val (hop_parse); exactly 2
+ * ranks. */
+static inline void hop_start_flags(const char *prog, int *argc, char ***argv,
+                                   const hop_flag_t *flags, int n, int *val)
 {
-    hop_opts_t o;
-
     hop_prog = prog;
     if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
         (gv_am_register(hop_on_addr, NULL, &hop_addr_id) != GV_OK)) {
@@ -160,10 +210,18 @@ static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
         fprintf(stderr, "%s: gv_init failed\n", prog);
         exit(1);
     }
-    o = hop_options(prog, *argc, *argv);
+    hop_parse(prog, *argc, *argv, flags, n, val);
     if (gv_nranks() != 2)
         gv_abort(2, "%s needs exactly 2 ranks, got %d", prog, gv_nranks());
-    return o;
+}
+
+/* hop_start_flags() with the hop tools' -b, -k and -s. */
+static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
+{
+    int val[HOP_NFLAGS];
+
+    hop_start_flags(prog, argc, argv, hop_flags, HOP_NFLAGS, val);
+    return hop_opts_of(val);
 }
 
 /* Rank 0 times each round trip of way @a w (cycle-counter ticks). */
