@@ -27,6 +27,7 @@
 #include <ucp/api/ucp.h>
 
 #include "hop.h"
+#include "hop_ucp.h"
 #include "stamp.h"
 
 #define RAW_AM_ID 11
@@ -49,12 +50,6 @@ static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
     return UCS_OK;
 }
 
-static void check(ucs_status_t s, const char *what)
-{
-    if (s != UCS_OK)
-        gv_abort(1, "hop_ucx: %s: %s", what, ucs_status_string(s));
-}
-
 /* Wait for a send or a close, progressing the worker. */
 static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
                      const char *what)
@@ -64,11 +59,11 @@ static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
     if (sp == NULL)
         return;
     if (UCS_PTR_IS_ERR(sp))
-        check(UCS_PTR_STATUS(sp), what);
+        hop_ucp_check(UCS_PTR_STATUS(sp), what);
     while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
         ucp_worker_progress(worker);
     ucp_request_free(sp);
-    check(s, what);
+    hop_ucp_check(s, what);
 }
 
 int main(int argc, char **argv)
@@ -80,16 +75,10 @@ int main(int argc, char **argv)
     double                  *rtt[NWAYS], ns_per_tick, out[NWAYS];
     uint64_t                 target = 0, raw_target = 1, prev;
     stamp_span_t             span;
-    ucp_params_t             cp;
-    ucp_worker_params_t      wp;
-    ucp_ep_params_t          ep_params;
-    ucp_am_handler_param_t   hp;
     ucp_request_param_t      sp_param, close_param;
     ucp_context_h            context;
     ucp_worker_h             worker;
     ucp_ep_h                 ep;
-    ucp_address_t           *addr;
-    size_t                   addr_len;
 
     o = hop_start("hop_ucx", &argc, &argv);
     rank = gv_rank();
@@ -97,29 +86,7 @@ int main(int argc, char **argv)
     hop_rtt_alloc("hop_ucx", o, NWAYS, rtt);
     memset(sbuf, 0, sizeof(sbuf));
 
-    /* UCP of our own, as ucx_perftest sets it up. */
-    memset(&cp, 0, sizeof(cp));
-    cp.field_mask = UCP_PARAM_FIELD_FEATURES;
-    cp.features   = UCP_FEATURE_AM;
-    check(ucp_init(&cp, NULL, &context), "ucp_init");
-    memset(&wp, 0, sizeof(wp));
-    wp.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-    check(ucp_worker_create(context, &wp, &worker), "ucp_worker_create");
-    memset(&hp, 0, sizeof(hp));
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                    UCP_AM_HANDLER_PARAM_FIELD_CB;
-    hp.id         = RAW_AM_ID;
-    hp.cb         = on_raw;
-    check(ucp_worker_set_am_recv_handler(worker, &hp), "set_am_recv_handler");
-    check(ucp_worker_get_address(worker, &addr, &addr_len),
-          "ucp_worker_get_address");
-    hop_swap_addr(peer, addr, addr_len);
-    ucp_worker_release_address(worker, addr);
-    memset(&ep_params, 0, sizeof(ep_params));
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address    = (const ucp_address_t *)hop_peer_addr;
-    check(ucp_ep_create(worker, &ep_params, &ep), "ucp_ep_create");
+    hop_ucp_open(peer, RAW_AM_ID, on_raw, 0, &context, &worker, &ep);
     memset(&sp_param, 0, sizeof(sp_param));
     /* Wire up the endpoint both ways before timing anything. */
     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, sbuf, 8,
