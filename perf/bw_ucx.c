@@ -1,0 +1,301 @@
+/* bw_ucx: Grapevine's streaming bandwidth against UCP's, inside one process.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ *   GV_TRANSPORT=ucx UCX_TLS=sm,self build/bin/gvrun -n 2 \
+ *       build/perf/bw_ucx [-b blocks] [-k windows_per_block] [-w window]
+ *                         [-s bytes]
+ *
+ * Rank 0 streams messages of -s bytes (1 MiB) to rank 1 in windows of -w
+ * messages (64), and rank 1 answers each window with one empty message.
+ * Two ways take turns in blocks of -k windows (8), -b blocks each (15),
+ * after one untimed block of each:
+ *   gv   perf/pingpong's bandwidth loop: gv_am_send_nbi() the window,
+ *        gv_flush(), gv_wait() for the answer, gv_am_wait_local();
+ *   ucp  ucx_perftest's ucp_am_bw on a UCP context, worker and endpoint of
+ *        this program's own, made with the same UCX_TLS: ucp_am_send_nbx()
+ *        with at most UCP_OUTSTANDING sends in flight (ucp_am_bw's default
+ *        window), all of them complete before the wait for the answer;
+ *        rank 1's handler takes eager data where it lies and receives a
+ *        rendezvous message with ucp_am_recv_data_nbx() into one fixed
+ *        buffer, as ucp_am_bw does.
+ * Any GV_TRANSPORT works: the UCP way takes UCX_TLS from the environment.
+ * Why in one process: see perf/hop_mpi.c.
+ *
+ * Prints "bw_ucx transport=T bytes=S gv_MBps=X ucp_MBps=Y gv_over_ucp=R":
+ * the median block of each way in 10^6 bytes per second, timed on rank 0;
+ * then a "#" line with each way's slowest and fastest block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if GV_HAVE_UCX
+#include <grapevine.h>
+#include <ucp/api/ucp.h>
+
+#include "hop.h"
+#include "hop_ucp.h"
+#include "stamp.h"
+
+#define RAW_AM_ID       11
+#define UCP_OUTSTANDING 32 /* ucx_perftest -O for ucp_am_bw: its default */
+#define WAIT_S          30 /* longest wait for the peer's UCP side */
+#define BLOCKS_MAX      1000
+
+enum { WAY_GV, WAY_UCP, NWAYS };
+enum { OPT_BLOCKS, OPT_WINDOWS, OPT_WINDOW, OPT_SIZE, NOPTS };
+
+static const hop_flag_t bw_flags[NOPTS] = {
+    [OPT_BLOCKS]  = {'b', "blocks", 1, BLOCKS_MAX, 15},
+    [OPT_WINDOWS] = {'k', "windows per block", 1, 100000, 8},
+    [OPT_WINDOW]  = {'w', "messages per window", 1, 1024, 64},
+    [OPT_SIZE]    = {'s', "bytes", 1, 64 << 20, 1 << 20},
+};
+
+static ucp_worker_h        worker;
+static int                 peer;
+static void               *rx_buf;     /* every rendezvous lands here */
+static size_t              rx_len;
+static ucp_request_param_t recv_param; /* for ucp_am_recv_data_nbx() */
+static ucp_request_param_t send_param;
+static volatile uint64_t   raw_in;     /* messages complete at this end */
+static uint64_t            sends_issued; /* requests from sends, closes */
+static volatile uint64_t   sends_done;   /* those of them complete */
+
+static void on_sent(void *request, ucs_status_t status, void *user_data)
+{
+    (void)user_data;
+    hop_ucp_check(status, "send or close");
+    sends_done++;
+    ucp_request_free(request);
+}
+
+static void on_received(void *request, ucs_status_t status, size_t length,
+                        void *user_data)
+{
+    (void)length;
+    (void)user_data;
+    hop_ucp_check(status, "ucp_am_recv_data_nbx");
+    raw_in++;
+    ucp_request_free(request);
+}
+
+static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
+                           void *data, size_t length,
+                           const ucp_am_recv_param_t *param)
+{
+    ucs_status_ptr_t sp;
+
+    (void)arg;
+    (void)header;
+    (void)header_length;
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        raw_in++;
+        return UCS_OK;
+    }
+    if (length > rx_len)
+        gv_abort(1, "bw_ucx: a rendezvous of %zu bytes (at most %zu)", length,
+                 rx_len);
+    sp = ucp_am_recv_data_nbx(worker, data, rx_buf, length, &recv_param);
+    if (UCS_PTR_IS_ERR(sp))
+        hop_ucp_check(UCS_PTR_STATUS(sp), "ucp_am_recv_data_nbx");
+    if (sp == NULL)
+        raw_in++; /* complete in place: on_received() is not called */
+    return UCS_INPROGRESS; /* a request: on_received() counts and frees it */
+}
+
+/* Progress our worker until *count reaches @a target; WAIT_S at most. */
+static void progress_until(volatile uint64_t *count, uint64_t target,
+                           const char *what)
+{
+    uint64_t deadline = 0, now;
+    unsigned spins    = 0;
+
+    while (*count < target) {
+        ucp_worker_progress(worker);
+        if ((++spins & 1023) != 0)
+            continue;
+        now = gv_time_ns();
+        if (deadline == 0)
+            deadline = now + WAIT_S * 1000000000ull;
+        else if (now > deadline)
+            gv_abort(1, "bw_ucx: %s: no progress with rank %d in %d s", what,
+                     peer, WAIT_S);
+    }
+}
+
+/* A UCP request in flight is counted until on_sent() completes it. */
+static void track(ucs_status_ptr_t sp, const char *what)
+{
+    if (UCS_PTR_IS_ERR(sp))
+        hop_ucp_check(UCS_PTR_STATUS(sp), what);
+    if (sp != NULL)
+        sends_issued++;
+}
+
+static void raw_send(ucp_ep_h ep, const void *buf, size_t len)
+{
+    track(ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, buf, len, &send_param),
+          "ucp_am_send_nbx");
+}
+
+/* Until at most @a n of our requests are in flight. */
+static void sends_at_most(uint64_t n, const char *what)
+{
+    if (sends_issued > n)
+        progress_until(&sends_done, sends_issued - n, what);
+}
+
+/* One block of the ucp way: -k windows. The counts are cumulative. */
+static void ucp_block(int rank, ucp_ep_h ep, const void *buf, size_t size,
+                      int windows, int window, uint64_t *raw_target)
+{
+    int i, j;
+
+    for (i = 0; i < windows; i++) {
+        if (rank == 0) {
+            for (j = 0; j < window; j++) {
+                sends_at_most(UCP_OUTSTANDING - 1, "send window");
+                raw_send(ep, buf, size);
+            }
+            sends_at_most(0, "sends of a window");
+            *raw_target += 1;
+            progress_until(&raw_in, *raw_target, "answer");
+        } else {
+            *raw_target += (uint64_t)window;
+            progress_until(&raw_in, *raw_target, "window");
+            raw_send(ep, buf, 0);
+        }
+    }
+    sends_at_most(0, "answers");
+}
+
+/* One block of the gv way: perf/pingpong's bandwidth loop. */
+static void gv_block(int rank, const void *buf, size_t size, int windows,
+                     int window, uint64_t *target)
+{
+    int i, j;
+
+    for (i = 0; i < windows; i++) {
+        if (rank == 0) {
+            *target += 1;
+            for (j = 0; j < window; j++)
+                gv_am_send_nbi(peer, hop_ping_id, buf, size);
+            gv_flush();
+            gv_wait(hop_arrived_at_least, target);
+            gv_am_wait_local();
+        } else {
+            *target += (uint64_t)window;
+            gv_wait(hop_arrived_at_least, target);
+            gv_am_send(peer, hop_ping_id, buf, 0);
+            gv_flush();
+        }
+    }
+}
+
+static void *page_alloc(size_t size)
+{
+    void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+
+    if (p == NULL)
+        gv_abort(1, "bw_ucx: no memory for %zu bytes", size);
+    memset(p, 0, size);
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int                 opt[NOPTS], b, w, rank, n[NWAYS] = {0};
+    uint8_t            *sbuf;
+    double              mbps[NWAYS][BLOCKS_MAX], med[NWAYS], block_bytes;
+    uint64_t            target = 0, raw_target = 0, t0;
+    ucp_request_param_t close_param;
+    ucp_context_h       context;
+    ucp_ep_h            ep;
+    size_t              size;
+
+    hop_start_flags("bw_ucx", &argc, &argv, bw_flags, NOPTS, opt);
+    rank        = gv_rank();
+    peer        = 1 - rank;
+    size        = (size_t)opt[OPT_SIZE];
+    block_bytes = (double)size * opt[OPT_WINDOW] * opt[OPT_WINDOWS];
+    sbuf        = page_alloc(size);
+    rx_buf      = page_alloc(size);
+    rx_len      = size;
+
+    hop_ucp_open(peer, RAW_AM_ID, on_raw, UCP_AM_FLAG_WHOLE_MSG, &context,
+                 &worker, &ep);
+    /* ucp_am_bw's parameters: a callback per operation, the bandwidth
+     * hint, and no rendezvous receive complete in place (on_raw() would
+     * take that too). */
+    memset(&send_param, 0, sizeof(send_param));
+    send_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                              UCP_OP_ATTR_FLAG_MULTI_SEND;
+    send_param.cb.send      = on_sent;
+    memset(&recv_param, 0, sizeof(recv_param));
+    recv_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                              UCP_OP_ATTR_FLAG_NO_IMM_CMPL |
+                              UCP_OP_ATTR_FLAG_MULTI_SEND;
+    recv_param.cb.recv_am   = on_received;
+    /* Wire up the endpoint both ways before timing anything. */
+    raw_send(ep, sbuf, 8);
+    progress_until(&raw_in, ++raw_target, "wire-up");
+    sends_at_most(0, "wire-up");
+    gv_barrier();
+
+    /* b < NWAYS: one untimed block of each way first. */
+    for (b = 0; b < (opt[OPT_BLOCKS] + 1) * NWAYS; b++) {
+        w = b % NWAYS;
+        gv_barrier();
+        t0 = stamp_mono_ns();
+        if (w == WAY_GV)
+            gv_block(rank, sbuf, size, opt[OPT_WINDOWS], opt[OPT_WINDOW],
+                     &target);
+        else
+            ucp_block(rank, ep, sbuf, size, opt[OPT_WINDOWS], opt[OPT_WINDOW],
+                      &raw_target);
+        if ((rank == 0) && (b >= NWAYS))
+            mbps[w][n[w]++] = block_bytes * 1e3 /
+                              (double)(stamp_mono_ns() - t0);
+    }
+    if (rank == 0) {
+        for (w = 0; w < NWAYS; w++) {
+            qsort(mbps[w], (size_t)n[w], sizeof(double), hop_cmp_double);
+            med[w] = mbps[w][n[w] / 2];
+        }
+        printf("bw_ucx transport=%s bytes=%zu gv_MBps=%.1f ucp_MBps=%.1f "
+               "gv_over_ucp=%.3f\n", gv_transport_name(), size, med[WAY_GV],
+               med[WAY_UCP], med[WAY_GV] / med[WAY_UCP]);
+        printf("# bw_ucx blocks=%d windows=%d window=%d gv_min=%.1f "
+               "gv_max=%.1f ucp_min=%.1f ucp_max=%.1f\n", opt[OPT_BLOCKS],
+               opt[OPT_WINDOWS], opt[OPT_WINDOW], mbps[WAY_GV][0],
+               mbps[WAY_GV][n[WAY_GV] - 1], mbps[WAY_UCP][0],
+               mbps[WAY_UCP][n[WAY_UCP] - 1]);
+        fflush(stdout);
+    }
+    gv_barrier();
+    memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
+    close_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    close_param.cb.send      = on_sent;
+    track(ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
+    sends_at_most(0, "ucp_ep_close_nbx");
+    gv_barrier();
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+    free(sbuf);
+    free(rx_buf);
+    gv_finalize();
+    return 0;
+}
+
+#else
+
+int main(void)
+{
+    fprintf(stderr, "bw_ucx: built without UCX (rebuild with UCX=1; needs "
+            "libucx-dev)\n");
+    return 77;
+}
+
+#endif
