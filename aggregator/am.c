@@ -947,11 +947,16 @@ static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
     return status;
 }
 
-/* Account for a message the transport took (or report why it did not). */
-static void sent_inplace(int dst, gv_status_t status, size_t bytes)
+static void __attribute__((noinline)) send_failed(int dst, gv_status_t status)
 {
-    if ((status != GV_OK) && (status != GV_INPROGRESS)) {
-        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+    gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+}
+
+/* Account for a message the transport took (or report why it did not). */
+static inline void sent_inplace(int dst, gv_status_t status, size_t bytes)
+{
+    if (__builtin_expect((status != GV_OK) && (status != GV_INPROGRESS), 0)) {
+        send_failed(dst, status);
         return;
     }
     am.peers[dst].owed_ns = 0;
@@ -1344,20 +1349,21 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
                              (gv__am_hot.cur[dst].pos == NULL) &&
                              (am.peers[dst].head == NULL),
                          1)) {
-        gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
-        gv_status_t   status;
-        size_t        flen;
+        gv_status_t status;
+        size_t      flen;
 
         if (am.send_id) { /* the id beside the payload, not before it */
             flen   = len;
             status = am.tl->ops->am_send_id(am.tl, dst, id, payload, len);
         } else {
+            gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
+
             flen   = sizeof(h) + len;
             status = am.tl->ops->am_send(am.tl, dst, &h, sizeof(h), payload,
                                          len, NULL);
         }
         if (__builtin_expect(status != GV_ERR_NO_RESOURCE, 1)) {
-            if (status == GV_INPROGRESS)
+            if (__builtin_expect(status == GV_INPROGRESS, 0))
                 inline_kept(flen);
             /* As gv_am_send() accounts a message it hands over (and
              * reports a failed send the same way). */

@@ -49,6 +49,31 @@ void *gv__malloc_aligned(size_t align, size_t len, const char *what);
 #define gv_malloc_allowfail(_len) malloc(_len)
 #define gv_free(_p)               free(_p)
 
+/* memcpy() for the few bytes of a request or reply on the latency path:
+ * up to 16 bytes in at most two pairs of overlapping moves, inline, where
+ * a variable-length memcpy() is a call into libc. */
+static inline void gv__copy_small(void *dst, const void *src, size_t len)
+{
+    uint8_t       *d = dst;
+    const uint8_t *s = src;
+    uint64_t       a, b;
+    uint32_t       c, e;
+
+    if ((len >= 8) && (len <= 16)) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + len - 8, &b, 8);
+    } else if ((len >= 4) && (len < 8)) {
+        memcpy(&c, s, 4);
+        memcpy(&e, s + len - 4, 4);
+        memcpy(d, &c, 4);
+        memcpy(d + len - 4, &e, 4);
+    } else if (len != 0) {
+        memcpy(d, s, len);
+    }
+}
+
 static inline uint64_t gv__now_ns(void)
 {
     struct timespec ts;

@@ -829,11 +829,25 @@ static gv_status_t ucx_send_err(ucx_peer_t *peer, int dst, ucs_status_t s)
     return ucx_status(s);
 }
 
+/* What ucx_send_imm() makes of a send UCX did not complete at once. */
+static gv_status_t __attribute__((noinline))
+ucx_send_imm_fail(ucx_peer_t *peer, int dst, ucs_status_ptr_t sp)
+{
+    if (!UCS_PTR_IS_ERR(sp)) { /* not allowed with FORCE_IMM_CMPL */
+        ucp_request_free(sp);
+        gv_fatal("ucx: a forced-immediate send returned a request");
+    }
+    if (UCS_PTR_STATUS(sp) == UCS_ERR_NO_RESOURCE)
+        return GV_ERR_NO_RESOURCE;
+    return ucx_send_err(peer, dst, UCS_PTR_STATUS(sp));
+}
+
 /* Offer a tiny frame, built on the caller's stack, to UCX's short path:
  * GV_OK when UCX took it (and copied it), GV_ERR_NO_RESOURCE when it sent
  * nothing and the frame needs a descriptor, else the error. */
-static gv_status_t ucx_send_imm(ucx_peer_t *peer, int dst, unsigned am_id,
-                                const void *frame, size_t flen)
+static inline __attribute__((always_inline)) gv_status_t
+ucx_send_imm(ucx_peer_t *peer, int dst, unsigned am_id, const void *frame,
+             size_t flen)
 {
     ucp_request_param_t p;
     ucs_status_ptr_t    sp;
@@ -844,13 +858,7 @@ static gv_status_t ucx_send_imm(ucx_peer_t *peer, int dst, unsigned am_id,
         peer->tx_seq++;
         return GV_OK;
     }
-    if (!UCS_PTR_IS_ERR(sp)) { /* not allowed with FORCE_IMM_CMPL */
-        ucp_request_free(sp);
-        gv_fatal("ucx: a forced-immediate send returned a request");
-    }
-    if (UCS_PTR_STATUS(sp) == UCS_ERR_NO_RESOURCE)
-        return GV_ERR_NO_RESOURCE;
-    return ucx_send_err(peer, dst, UCS_PTR_STATUS(sp));
+    return ucx_send_imm_fail(peer, dst, sp);
 }
 
 /* A send descriptor for a frame to @a dst, or NULL (back-pressure). */
@@ -1015,8 +1023,7 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         gv_status_t st;
 
         memcpy(frame, &ih, sizeof(ih));
-        if (len != 0)
-            memcpy((uint8_t *)frame + sizeof(ih), payload, len);
+        gv__copy_small((uint8_t *)frame + sizeof(ih), payload, len);
         st = ucx_send_imm(peer, dst, UCX_AM_ID_I, frame, sizeof(ih) + len);
         if (st != GV_ERR_NO_RESOURCE)
             return st;
