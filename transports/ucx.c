@@ -96,8 +96,12 @@
 #define UCX_RBUF_ALIGN   (64u << 10) /* their sizes are multiples of this */
 #define UCX_RX_ALIGN     64          /* rendezvous payloads start aligned */
 #define UCX_FINI_MAX_S   10          /* longest fini waits for a flush/close */
-#define UCX_RNDV_SHM      4          /* rendezvous receives started at once */
-#define UCX_RNDV_NET      4          /* ... over shared memory, else */
+#ifndef UCX_RNDV_SHM
+#define UCX_RNDV_SHM      1          /* rendezvous receives started at once */
+#endif                               /* over shared memory, ... */
+#ifndef UCX_RNDV_NET
+#define UCX_RNDV_NET      4          /* ... else (see ucx_rndv_pump) */
+#endif
 
 enum { UCX_ERR_MODE_PEER, UCX_ERR_MODE_NONE }; /* GV_UCX_ERR_MODE values */
 
@@ -535,7 +539,11 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * arrives in one progress call) spreads the data over as many buffers as
  * messages in flight, out of the cache by the time they are delivered, and
  * the receiving core copies one at a time anyway: a few at a time measured
- * 1.5x faster at 1 MiB. Over tcp the same holds now that the sender
+ * 1.5x faster at 1 MiB than all at once, and one at a time faster again
+ * than 4 (perf/bw_ucx, 1 MiB, against ucp_am_bw in the same process, 9
+ * runs each: medians 0.97x with 1, 0.94x with 2, 0.91x with 4; 0.72-
+ * 0.84x with 8 in 3 runs; 256 KiB the same with 1 and 4, 4 MiB 0.72-0.78x
+ * against 0.67-0.71x). Over tcp the same holds now that the sender
  * keeps windows of messages in flight (gv_am_send_nbi): over loopback, 4
  * at a time gave 5.5-6.1 GB/s at 1 MiB where 32 gave 3.0-4.8 (ucp_am_bw
  * 6.3-6.4). Peers off the node keep their own class, so that a network
