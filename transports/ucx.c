@@ -494,8 +494,11 @@ static void ucx_rndv_done(void *request, ucs_status_t status, size_t length,
                       "(%zu bytes arrived)", rx->expect,
                       ucs_status_string(status), length);
     }
-    ucx_rndv_pump(ux);
+    /* Deliver first, then start the next: the buffer this one came in
+     * goes back to the cache and takes the next, still warm (4 MiB over
+     * ucx/sm, perf/bw_ucx: 0.91-0.94x of ucp_am_bw against 0.77-0.92x). */
     ucx_rx_drain(ux, peer);
+    ucx_rndv_pump(ux);
 }
 
 /* Start the rendezvous receive of @a rx: into a reused buffer, right
