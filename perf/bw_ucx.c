@@ -55,11 +55,7 @@ static const hop_flag_t bw_flags[NOPTS] = {
 
 static ucp_worker_h        worker;
 static int                 peer;
-static void               *rx_buf;     /* every rendezvous lands here */
-static size_t              rx_len;
-static ucp_request_param_t recv_param; /* for ucp_am_recv_data_nbx() */
 static ucp_request_param_t send_param;
-static volatile uint64_t   raw_in;     /* messages complete at this end */
 static uint64_t            sends_issued; /* requests from sends, closes */
 static volatile uint64_t   sends_done;   /* those of them complete */
 
@@ -69,40 +65,6 @@ static void on_sent(void *request, ucs_status_t status, void *user_data)
     hop_ucp_check(status, "send or close");
     sends_done++;
     ucp_request_free(request);
-}
-
-static void on_received(void *request, ucs_status_t status, size_t length,
-                        void *user_data)
-{
-    (void)length;
-    (void)user_data;
-    hop_ucp_check(status, "ucp_am_recv_data_nbx");
-    raw_in++;
-    ucp_request_free(request);
-}
-
-static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
-                           void *data, size_t length,
-                           const ucp_am_recv_param_t *param)
-{
-    ucs_status_ptr_t sp;
-
-    (void)arg;
-    (void)header;
-    (void)header_length;
-    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-        raw_in++;
-        return UCS_OK;
-    }
-    if (length > rx_len)
-        gv_abort(1, "bw_ucx: a rendezvous of %zu bytes (at most %zu)", length,
-                 rx_len);
-    sp = ucp_am_recv_data_nbx(worker, data, rx_buf, length, &recv_param);
-    if (UCS_PTR_IS_ERR(sp))
-        hop_ucp_check(UCS_PTR_STATUS(sp), "ucp_am_recv_data_nbx");
-    if (sp == NULL)
-        raw_in++; /* complete in place: on_received() is not called */
-    return UCS_INPROGRESS; /* a request: on_received() counts and frees it */
 }
 
 /* Progress our worker until *count reaches @a target; WAIT_S at most. */
@@ -161,10 +123,10 @@ static void ucp_block(int rank, ucp_ep_h ep, const void *buf, size_t size,
             }
             sends_at_most(0, "sends of a window");
             *raw_target += 1;
-            progress_until(&raw_in, *raw_target, "answer");
+            progress_until(&hop_ucp_in, *raw_target, "answer");
         } else {
             *raw_target += (uint64_t)window;
-            progress_until(&raw_in, *raw_target, "window");
+            progress_until(&hop_ucp_in, *raw_target, "window");
             raw_send(ep, buf, 0);
         }
     }
@@ -194,16 +156,6 @@ static void gv_block(int rank, const void *buf, size_t size, int windows,
     }
 }
 
-static void *page_alloc(size_t size)
-{
-    void *p = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-
-    if (p == NULL)
-        gv_abort(1, "bw_ucx: no memory for %zu bytes", size);
-    memset(p, 0, size);
-    return p;
-}
-
 int main(int argc, char **argv)
 {
     int                 opt[NOPTS], b, w, rank, n[NWAYS] = {0};
@@ -220,27 +172,18 @@ int main(int argc, char **argv)
     peer        = 1 - rank;
     size        = (size_t)opt[OPT_SIZE];
     block_bytes = (double)size * opt[OPT_WINDOW] * opt[OPT_WINDOWS];
-    sbuf        = page_alloc(size);
-    rx_buf      = page_alloc(size);
-    rx_len      = size;
+    sbuf        = hop_page_alloc("bw_ucx", size);
 
-    hop_ucp_open(peer, RAW_AM_ID, on_raw, UCP_AM_FLAG_WHOLE_MSG, &context,
-                 &worker, &ep);
-    /* ucp_am_bw's parameters: a callback per operation, the bandwidth
-     * hint, and no rendezvous receive complete in place (on_raw() would
-     * take that too). */
+    hop_ucp_open(peer, RAW_AM_ID, size, &context, &worker, &ep);
+    /* ucp_am_bw's parameters: a callback per operation and the bandwidth
+     * hint (the receive's are hop_ucp_open()'s). */
     memset(&send_param, 0, sizeof(send_param));
     send_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                               UCP_OP_ATTR_FLAG_MULTI_SEND;
     send_param.cb.send      = on_sent;
-    memset(&recv_param, 0, sizeof(recv_param));
-    recv_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                              UCP_OP_ATTR_FLAG_NO_IMM_CMPL |
-                              UCP_OP_ATTR_FLAG_MULTI_SEND;
-    recv_param.cb.recv_am   = on_received;
     /* Wire up the endpoint both ways before timing anything. */
     raw_send(ep, sbuf, 8);
-    progress_until(&raw_in, ++raw_target, "wire-up");
+    progress_until(&hop_ucp_in, ++raw_target, "wire-up");
     sends_at_most(0, "wire-up");
     gv_barrier();
 
@@ -281,10 +224,8 @@ int main(int argc, char **argv)
     track(ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
     sends_at_most(0, "ucp_ep_close_nbx");
     gv_barrier();
-    ucp_worker_destroy(worker);
-    ucp_cleanup(context);
+    hop_ucp_close(context, worker);
     free(sbuf);
-    free(rx_buf);
     gv_finalize();
     return 0;
 }

@@ -109,6 +109,19 @@ static int hop_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* @a size bytes for tool @a prog, page-aligned as ucx_perftest's and
+ * fi_pingpong's buffers are, zeroed; a page at least. After gv_init. */
+static inline void *hop_page_alloc(const char *prog, size_t size)
+{
+    size_t len = (size + 4095) & ~(size_t)4095;
+    void  *p   = aligned_alloc(4096, (len > 0) ? len : 4096);
+
+    if (p == NULL)
+        gv_abort(1, "%s: no memory for %zu bytes", prog, size);
+    memset(p, 0, size);
+    return p;
+}
+
 /* Half the median of @a n round trips (sorts them). */
 static double hop_half_median(double *v, int n)
 {

@@ -1,7 +1,8 @@
 /* The UCP side that perf/hop_ucx.c and perf/bw_ucx.c share: a context,
  * worker and endpoint of the program's own, made as ucx_perftest makes
- * them, with the UCX_TLS of the environment. Include after hop.h, in a
- * build with UCX. SPDX-License-Identifier: BSD-3-Clause */
+ * them, with the UCX_TLS of the environment, and the handler that receives
+ * on it. Include after hop.h, in a build with UCX.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_UCP_H
 #define GV_PERF_HOP_UCP_H
 
@@ -15,11 +16,57 @@ static inline void hop_ucp_check(ucs_status_t s, const char *what)
         gv_abort(1, "%s: %s: %s", hop_prog, what, ucs_status_string(s));
 }
 
-/* Active messages only, one thread; @a cb handles message @a am_id with
- * handler flags @a am_flags. The endpoint goes to @a peer's worker, whose
- * address travels through hop_swap_addr(). */
-static inline void hop_ucp_open(int peer, unsigned am_id,
-                                ucp_am_recv_callback_t cb, uint32_t am_flags,
+/* The receiving side, as ucx_perftest's ucp_am tests have it: the handler
+ * takes eager data where it lies and receives a rendezvous message with
+ * ucp_am_recv_data_nbx() into one fixed buffer; hop_ucp_in counts the
+ * messages complete at this end. */
+static ucp_worker_h        hop_ucp_worker;
+static void               *hop_ucp_rx_buf;
+static size_t              hop_ucp_rx_len;
+static ucp_request_param_t hop_ucp_recv_param;
+static volatile uint64_t   hop_ucp_in;
+
+static inline void hop_ucp_on_received(void *request, ucs_status_t status,
+                                       size_t length, void *user_data)
+{
+    (void)length;
+    (void)user_data;
+    hop_ucp_check(status, "ucp_am_recv_data_nbx");
+    hop_ucp_in++;
+    ucp_request_free(request);
+}
+
+static inline ucs_status_t hop_ucp_on_am(void *arg, const void *header,
+                                         size_t header_length, void *data,
+                                         size_t length,
+                                         const ucp_am_recv_param_t *param)
+{
+    ucs_status_ptr_t sp;
+
+    (void)arg;
+    (void)header;
+    (void)header_length;
+    if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        hop_ucp_in++;
+        return UCS_OK;
+    }
+    if (length > hop_ucp_rx_len)
+        gv_abort(1, "%s: a rendezvous of %zu bytes (at most %zu)", hop_prog,
+                 length, hop_ucp_rx_len);
+    sp = ucp_am_recv_data_nbx(hop_ucp_worker, data, hop_ucp_rx_buf, length,
+                              &hop_ucp_recv_param);
+    if (UCS_PTR_IS_ERR(sp))
+        hop_ucp_check(UCS_PTR_STATUS(sp), "ucp_am_recv_data_nbx");
+    if (sp == NULL)
+        hop_ucp_in++; /* complete in place: no callback */
+    return UCS_INPROGRESS; /* a request: the callback counts and frees it */
+}
+
+/* Active messages only, one thread; hop_ucp_on_am() handles message
+ * @a am_id, whole, and receives rendezvous messages of up to @a rx_len
+ * bytes. The endpoint goes to @a peer's worker, whose address travels
+ * through hop_swap_addr(). hop_ucp_close() undoes it but the endpoint. */
+static inline void hop_ucp_open(int peer, unsigned am_id, size_t rx_len,
                                 ucp_context_h *context_p,
                                 ucp_worker_h *worker_p, ucp_ep_h *ep_p)
 {
@@ -41,13 +88,21 @@ static inline void hop_ucp_open(int peer, unsigned am_id,
                   "ucp_worker_create");
     memset(&hp, 0, sizeof(hp));
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                    UCP_AM_HANDLER_PARAM_FIELD_CB;
+                    UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id         = am_id;
-    hp.cb         = cb;
-    if (am_flags != 0) {
-        hp.field_mask |= UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-        hp.flags       = am_flags;
-    }
+    hp.cb         = hop_ucp_on_am;
+    hp.flags      = UCP_AM_FLAG_WHOLE_MSG;
+    hop_ucp_worker = *worker_p;
+    hop_ucp_rx_buf = hop_page_alloc(hop_prog, rx_len);
+    hop_ucp_rx_len = rx_len;
+    /* No rendezvous receive complete in place (hop_ucp_on_am() would
+     * take that too), as in ucx_perftest. */
+    memset(&hop_ucp_recv_param, 0, sizeof(hop_ucp_recv_param));
+    hop_ucp_recv_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                      UCP_OP_ATTR_FLAG_NO_IMM_CMPL |
+                                      UCP_OP_ATTR_FLAG_MULTI_SEND;
+    hop_ucp_recv_param.cb.recv_am   = hop_ucp_on_received;
     hop_ucp_check(ucp_worker_set_am_recv_handler(*worker_p, &hp),
                   "set_am_recv_handler");
     hop_ucp_check(ucp_worker_get_address(*worker_p, &addr, &addr_len),
@@ -58,6 +113,14 @@ static inline void hop_ucp_open(int peer, unsigned am_id,
     ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
     ep_params.address    = (const ucp_address_t *)hop_peer_addr;
     hop_ucp_check(ucp_ep_create(*worker_p, &ep_params, ep_p), "ucp_ep_create");
+}
+
+/* After the endpoint is closed: the worker, the context, the buffer. */
+static inline void hop_ucp_close(ucp_context_h context, ucp_worker_h worker)
+{
+    ucp_worker_destroy(worker);
+    ucp_cleanup(context);
+    free(hop_ucp_rx_buf);
 }
 
 #endif

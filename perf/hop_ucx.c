@@ -9,7 +9,8 @@
  *   gv   gv_am_send_now() and gv_wait(), as perf/pingpong;
  *   ucp  a UCP context, worker and endpoint of this program's own, made
  *        with the same UCX_TLS: ucp_am_send_nbx() and ucp_worker_progress()
- *        until the peer's message is in, as ucx_perftest's ucp_am_lat.
+ *        until the peer's message is in, as ucx_perftest's ucp_am_lat (a
+ *        rendezvous message received into one buffer, as it does).
  * Why in one process: see perf/hop_mpi.c. The two ways share the run's
  * vCPU placement, so their difference is the code's.
  *
@@ -34,22 +35,6 @@
 
 enum { WAY_GV, WAY_UCP, NWAYS };
 
-static volatile uint64_t raw_arrived;
-
-static ucs_status_t on_raw(void *arg, const void *header, size_t header_length,
-                           void *data, size_t length,
-                           const ucp_am_recv_param_t *param)
-{
-    (void)arg;
-    (void)header;
-    (void)header_length;
-    (void)data;
-    (void)length;
-    (void)param;
-    raw_arrived++;
-    return UCS_OK;
-}
-
 /* Wait for a send or a close, progressing the worker. */
 static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
                      const char *what)
@@ -71,7 +56,7 @@ int main(int argc, char **argv)
     hop_opts_t               o;
     int                      b, i, w;
     int                      rank, peer, n[NWAYS] = {0};
-    char                     sbuf[1024];
+    char                    *sbuf;
     double                  *rtt[NWAYS], ns_per_tick, out[NWAYS];
     uint64_t                 target = 0, raw_target = 1, prev;
     stamp_span_t             span;
@@ -84,14 +69,14 @@ int main(int argc, char **argv)
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ucx", o, NWAYS, rtt);
-    memset(sbuf, 0, sizeof(sbuf));
+    sbuf = hop_page_alloc("hop_ucx", (size_t)o.size);
 
-    hop_ucp_open(peer, RAW_AM_ID, on_raw, 0, &context, &worker, &ep);
+    hop_ucp_open(peer, RAW_AM_ID, (size_t)o.size, &context, &worker, &ep);
     memset(&sp_param, 0, sizeof(sp_param));
     /* Wire up the endpoint both ways before timing anything. */
     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, sbuf, 8,
                                      &sp_param), "ucp_am_send_nbx");
-    while (raw_arrived < 1)
+    while (hop_ucp_in < 1)
         ucp_worker_progress(worker);
     gv_barrier();
 
@@ -109,7 +94,7 @@ int main(int argc, char **argv)
                     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
                              sbuf, (size_t)o.size, &sp_param),
                              "ucp_am_send_nbx");
-                while (raw_arrived < raw_target)
+                while (hop_ucp_in < raw_target)
                     ucp_worker_progress(worker);
                 if (rank == 1)
                     wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
@@ -130,8 +115,8 @@ int main(int argc, char **argv)
     memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
     wait_req(worker, ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
     gv_barrier();
-    ucp_worker_destroy(worker);
-    ucp_cleanup(context);
+    hop_ucp_close(context, worker);
+    free(sbuf);
     for (w = 0; w < NWAYS; w++)
         free(rtt[w]);
     gv_finalize();
