@@ -1,6 +1,7 @@
 /* What perf/hop_mpi.c, perf/hop_ofi.c and perf/hop_ucx.c share: their
- * options and the median they report; perf/bw_ucx.c takes the options
- * parser, the ping handler and the address swap.
+ * options, their buffers and the median they report; perf/bw_ucx.c and
+ * perf/bw_mpi.c take the options parser, the ping handler, the buffers and
+ * the address swap.
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
@@ -20,6 +21,12 @@ typedef struct {
     int per;      /* -k: round trips per block */
     int size;     /* -s: bytes per message */
 } hop_opts_t;
+
+#define HOP_SIZE_MAX    (4 << 20)  /* -s */
+#define HOP_PER_MAX     500        /* -k when not given, ... */
+#define HOP_PER_MIN     10         /* ... at least this many, ... */
+#define HOP_BLOCK_BYTES (16 << 20) /* ... and this many bytes each way */
+#define HOP_MBPS_FROM   4096       /* sizes that get MB/s fields too */
 
 /* One option of a tool: its letter, what its value counts (for the usage
  * line), its range and its default. */
@@ -79,22 +86,39 @@ static inline void hop_parse(const char *prog, int argc, char **argv,
     }
 }
 
-/* The hop tools' -b, -k and -s. */
+/* The hop tools' -b, -k and -s; -k 0 (not a value one can give) stands
+ * for the default by size, which hop_opts_of() works out. */
 static const hop_flag_t hop_flags[] = {
     {'b', "blocks", 1, 10000, 100},
-    {'k', "round trips per block", 10, 100000, 500},
-    {'s', "bytes", 0, 1024, 8},
+    {'k', "round trips per block", HOP_PER_MIN, 100000, 0},
+    {'s', "bytes", 0, HOP_SIZE_MAX, 8},
 };
 
 #define HOP_NFLAGS ((int)(sizeof(hop_flags) / sizeof(hop_flags[0])))
 
+/* -k, when not given: 500 round trips, or as many as move HOP_BLOCK_BYTES
+ * each way (10 at least), so that a block of large messages takes about
+ * as long as one of small messages (at 1 GB/s, 2 ways x 100 blocks of
+ * 16 MiB each way take 7 s). */
+static inline int hop_per_default(int size)
+{
+    int per = (size > 0) ? HOP_BLOCK_BYTES / size : HOP_PER_MAX;
+
+    return (per > HOP_PER_MAX) ? HOP_PER_MAX :
+           (per < HOP_PER_MIN) ? HOP_PER_MIN : per;
+}
+
 static inline hop_opts_t hop_opts_of(const int *val)
 {
     hop_opts_t o = {val[0], val[1], val[2]};
+
+    if (o.per == 0)
+        o.per = hop_per_default(o.size);
     return o;
 }
 
-/* -b, -k and -s, defaults 100, 500 and 8; anything else is a usage error. */
+/* -b, -k and -s, defaults 100, 500 (fewer from 64 KiB: hop_per_default)
+ * and 8; anything else is a usage error. */
 static inline hop_opts_t hop_options(const char *prog, int argc, char **argv)
 {
     int val[HOP_NFLAGS];
@@ -257,6 +281,21 @@ static inline void hop_results(double **rtt, const int *n, int nways,
 
     for (w = 0; w < nways; w++)
         out[w] = hop_half_median(rtt[w], n[w]) * ns_per_tick;
+}
+
+/* The end of a hop tool's result line: for messages of HOP_MBPS_FROM bytes
+ * or more, each way's bandwidth as a ping-pong measures it (fi_pingpong's):
+ * " <name>_MBps=" the size over the one-way time @a ns, in 10^6 B/s; then
+ * the newline. Smaller messages keep the line as it was. */
+static inline void hop_line_end(int size, const double *ns,
+                                const char *const *names, int nways)
+{
+    int w;
+
+    if (size >= HOP_MBPS_FROM)
+        for (w = 0; w < nways; w++)
+            printf(" %s_MBps=%.1f", names[w], (double)size * 1e3 / ns[w]);
+    printf("\n");
 }
 
 /* Room for -b x -k round trips of each of @a nways ways. */

@@ -4,8 +4,9 @@
  *   GV_TRANSPORT=mpi mpirun -np 2 [--mca btl self,vader] \
  *       build/perf/hop_mpi [-b blocks] [-k round_trips_per_block] [-s bytes]
  *
- * Ranks 0 and 1 ping-pong -s bytes (8) three ways, in blocks of -k round
- * trips (500), the ways taking turns block by block, -b blocks each (100):
+ * Ranks 0 and 1 ping-pong -s bytes (8, up to 4 MiB) three ways, in blocks
+ * of -k round trips (500, fewer from 64 KiB: 16 MiB each way), the ways
+ * taking turns block by block, -b blocks each (100):
  *   gv    gv_am_send_now() and gv_wait(), as perf/pingpong;
  *   test  MPI: a persistent MPI_ANY_SOURCE receive polled with MPI_Test and
  *         restarted after the reply went out, the way a layer over MPI has
@@ -23,7 +24,9 @@
  *
  * Prints "hop_mpi transport=T bytes=S gv_ns=X test_ns=Y recv_ns=Z
  * gv_over_recv=R": one-way nanoseconds, half the median round trip of each
- * way over all its blocks.
+ * way over all its blocks; from 4 KiB, "gv_MBps=A test_MBps=B recv_MBps=C"
+ * follow, S over each one-way time in 10^6 B/s (a ping-pong's bandwidth;
+ * perf/bw_mpi streams).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,13 +41,14 @@
 #include "stamp.h"
 
 enum { WAY_GV, WAY_TEST, WAY_RECV, NWAYS };
+static const char *const way_names[NWAYS] = {"gv", "test", "recv"};
 
 int main(int argc, char **argv)
 {
     hop_opts_t   o;
     int          provided, b, i, w;
     int          rank, peer, late = 0, n[NWAYS] = {0};
-    char         sbuf[1024], rbuf[1024], tbuf[1024];
+    char        *sbuf, *rbuf, *tbuf;
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
     uint64_t     target = 0, prev;
     MPI_Comm     comm, rcomm;
@@ -79,10 +83,12 @@ int main(int argc, char **argv)
     rank = gv_rank();
     peer = (rank == 0) ? 1 : 0;
     hop_rtt_alloc("hop_mpi", o, NWAYS, rtt);
-    memset(sbuf, 0, sizeof(sbuf));
+    sbuf = hop_page_alloc("hop_mpi", (size_t)o.size);
+    rbuf = hop_page_alloc("hop_mpi", (size_t)o.size);
+    tbuf = hop_page_alloc("hop_mpi", (size_t)o.size);
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_dup(MPI_COMM_WORLD, &rcomm);
-    MPI_Recv_init(tbuf, (int)sizeof(tbuf), MPI_BYTE, MPI_ANY_SOURCE,
+    MPI_Recv_init(tbuf, o.size, MPI_BYTE, MPI_ANY_SOURCE,
                   MPI_ANY_TAG, comm, &req);
     MPI_Start(&req);
 
@@ -113,7 +119,7 @@ int main(int argc, char **argv)
             } else {
                 if (rank == 0)
                     MPI_Send(sbuf, o.size, MPI_BYTE, peer, 2, rcomm);
-                MPI_Recv(rbuf, (int)sizeof(rbuf), MPI_BYTE, peer, 2, rcomm,
+                MPI_Recv(rbuf, o.size, MPI_BYTE, peer, 2, rcomm,
                          MPI_STATUS_IGNORE);
                 if (rank == 1)
                     MPI_Send(sbuf, o.size, MPI_BYTE, peer, 2, rcomm);
@@ -129,15 +135,19 @@ int main(int argc, char **argv)
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_mpi transport=%s bytes=%d gv_ns=%.1f test_ns=%.1f "
-               "recv_ns=%.1f gv_over_recv=%.3f\n", gv_transport_name(), o.size,
+               "recv_ns=%.1f gv_over_recv=%.3f", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_TEST], out[WAY_RECV],
                out[WAY_GV] / out[WAY_RECV]);
+        hop_line_end(o.size, out, way_names, NWAYS);
     }
     MPI_Cancel(&req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     MPI_Request_free(&req);
     MPI_Comm_free(&comm);
     MPI_Comm_free(&rcomm);
+    free(sbuf);
+    free(rbuf);
+    free(tbuf);
     for (w = 0; w < NWAYS; w++)
         free(rtt[w]);
     gv_finalize();

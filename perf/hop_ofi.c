@@ -5,9 +5,11 @@
  *       build/perf/hop_ofi [-b blocks] [-k round_trips_per_block] [-s bytes]
  *   (or FI_PROVIDER="tcp;ofi_rxm", quoted)
  *
- * Ranks 0 and 1 ping-pong -s bytes (8) two ways, in blocks of -k round
- * trips (500), the ways taking turns block by block, -b blocks each (100):
- *   gv   gv_am_send_now() and gv_wait(), as perf/pingpong;
+ * Ranks 0 and 1 ping-pong -s bytes (8, up to 4 MiB) two ways, in blocks of
+ * -k round trips (500, fewer from 64 KiB: 16 MiB each way), the ways
+ * taking turns block by block, -b blocks each (100):
+ *   gv   gv_am_send_now() and gv_wait(), as perf/pingpong's latency loop
+ *        (a message too large to go out in place is buffered and shipped);
  *   ofi  a fabric, domain, RDM endpoint, AV and two CQs of this program's
  *        own, from the provider the transport gets (libfabric applies
  *        FI_PROVIDER; GV_OFI_PROVIDER, if set, names it in the hints, as
@@ -15,7 +17,8 @@
  *        uses them: FI_MSG, one receive posted ahead and posted again as
  *        soon as its completion is read, fi_inject when the message is
  *        under the endpoint's inject_size and otherwise fi_send and a wait
- *        for its completion, fi_cq_read one entry at a time in a busy loop.
+ *        for its completion, fi_cq_read one entry at a time in a busy loop;
+ *        its buffers, page-aligned, are -s bytes each way.
  * The raw endpoint names travel as gv active messages; one message each
  * way connects the raw endpoints (tcp;ofi_rxm connects on first use)
  * before anything is timed. Why in one process: see perf/hop_mpi.c. The
@@ -28,7 +31,13 @@
  *
  * Prints "hop_ofi transport=T provider=P bytes=S gv_ns=X ofi_ns=Y
  * gv_over_ofi=R": one-way nanoseconds, half the median round trip of each
- * way over all its blocks; P is the raw endpoint's provider.
+ * way over all its blocks; P is the raw endpoint's provider. From 4 KiB,
+ * "gv_MBps=A ofi_MBps=B" follow: S over each one-way time in 10^6 B/s,
+ * the bandwidth fi_pingpong reports, which is a ping-pong's too (perf/
+ * compare.sh sets perf/pingpong's latency at 1 MiB beside it the same way).
+ *
+ *   GV_TRANSPORT=ofi FI_PROVIDER=shm build/bin/gvrun -n 2 \
+ *       build/perf/hop_ofi -s 1048576
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,11 +57,11 @@
 #include "stamp.h"
 
 #define NAME_MAX_LEN      256
-#define RAW_BUF           4096      /* each of the receive and send halves */
 #define OFI_RAW_TIMEOUT_S 10
 #define POLLS_PER_CHECK   (1u << 14) /* empty polls between clock reads */
 
 enum { WAY_GV, WAY_OFI, NWAYS };
+static const char *const way_names[NWAYS] = {"gv", "ofi"};
 
 /* The raw side: what fi_pingpong opens, and its two counters. */
 typedef struct {
@@ -65,6 +74,7 @@ typedef struct {
     struct fid_mr      *mr;
     void               *desc;
     char               *buf;        /* receive half, then send half */
+    size_t              half;       /* bytes in each, -s in whole pages */
     fi_addr_t           peer_addr;
     int                 peer;
     struct fi_context2  tx_ctx, rx_ctx;
@@ -125,7 +135,7 @@ static int raw_cq_read(struct fid_cq *cq, const char *which)
 
 static void raw_post_recv(raw_t *r)
 {
-    check(fi_recv(r->ep, r->buf, RAW_BUF, r->desc, FI_ADDR_UNSPEC,
+    check(fi_recv(r->ep, r->buf, r->half, r->desc, FI_ADDR_UNSPEC,
                   &r->rx_ctx), "fi_recv");
 }
 
@@ -154,9 +164,9 @@ static void raw_send(raw_t *r, size_t size)
 
     for (;;) {
         if (inject)
-            ret = fi_inject(r->ep, r->buf + RAW_BUF, size, r->peer_addr);
+            ret = fi_inject(r->ep, r->buf + r->half, size, r->peer_addr);
         else
-            ret = fi_send(r->ep, r->buf + RAW_BUF, size, r->desc,
+            ret = fi_send(r->ep, r->buf + r->half, size, r->desc,
                           r->peer_addr, &r->tx_ctx);
         if (ret != -FI_EAGAIN)
             break;
@@ -170,8 +180,9 @@ static void raw_send(raw_t *r, size_t size)
 }
 
 /* fi_pingpong's resources, with its hints: an RDM endpoint with FI_MSG,
- * contexts supplied, local registration if the provider wants it. */
-static void raw_open(raw_t *r)
+ * contexts supplied, local registration if the provider wants it; buffers
+ * for messages of @a size bytes, which the endpoint must carry. */
+static void raw_open(raw_t *r, size_t size)
 {
     struct fi_info   *hints;
     struct fi_cq_attr cq_attr;
@@ -214,12 +225,17 @@ static void raw_open(raw_t *r)
     check(fi_ep_bind(r->ep, &r->txcq->fid, FI_TRANSMIT), "fi_ep_bind (tx)");
     check(fi_ep_bind(r->ep, &r->rxcq->fid, FI_RECV), "fi_ep_bind (rx)");
     check(fi_enable(r->ep), "fi_enable");
+    if (size > r->info->ep_attr->max_msg_size)
+        gv_abort(2, "hop_ofi: -s %zu over the raw endpoint's max_msg_size "
+                 "(%zu, provider %s)", size, r->info->ep_attr->max_msg_size,
+                 r->info->fabric_attr->prov_name);
 
-    if (posix_memalign((void **)&r->buf, 4096, 2 * RAW_BUF) != 0)
-        gv_abort(1, "hop_ofi: out of memory");
-    memset(r->buf, 0, 2 * RAW_BUF);
+    r->half = (size + 4095) & ~(size_t)4095;
+    if (r->half == 0)
+        r->half = 4096;
+    r->buf = hop_page_alloc("hop_ofi", 2 * r->half);
     if (r->info->domain_attr->mr_mode & FI_MR_LOCAL) {
-        check(fi_mr_reg(r->domain, r->buf, 2 * RAW_BUF, FI_SEND | FI_RECV,
+        check(fi_mr_reg(r->domain, r->buf, 2 * r->half, FI_SEND | FI_RECV,
                         0, 0, 0, &r->mr, NULL), "fi_mr_reg");
         r->desc = fi_mr_desc(r->mr);
     }
@@ -237,7 +253,7 @@ int main(int argc, char **argv)
     hop_opts_t   o;
     int          b, i, w;
     int          rank, peer, n[NWAYS] = {0};
-    char         sbuf[1024], name[NAME_MAX_LEN];
+    char        *sbuf, name[NAME_MAX_LEN];
     size_t       name_len = sizeof(name);
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
     uint64_t     target = 0, prev;
@@ -249,14 +265,12 @@ int main(int argc, char **argv)
     rank = gv_rank();
     peer = 1 - rank;
     hop_rtt_alloc("hop_ofi", o, NWAYS, rtt);
-    memset(sbuf, 0, sizeof(sbuf));
+    sbuf = hop_page_alloc("hop_ofi", (size_t)o.size);
 
     /* libfabric of our own, as fi_pingpong sets it up. */
     memset(&r, 0, sizeof(r));
     r.peer = peer;
-    raw_open(&r);
-    if ((size_t)o.size > RAW_BUF)
-        gv_abort(2, "hop_ofi: -s %d over the raw buffer", o.size);
+    raw_open(&r, (size_t)o.size);
     ret = fi_getname(&r.ep->fid, name, &name_len);
     if (ret == -FI_ETOOSMALL)
         gv_abort(1, "hop_ofi: an endpoint name of %zu bytes (at most %d)",
@@ -293,9 +307,10 @@ int main(int argc, char **argv)
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_ofi transport=%s provider=%s bytes=%d gv_ns=%.1f "
-               "ofi_ns=%.1f gv_over_ofi=%.3f\n", gv_transport_name(),
+               "ofi_ns=%.1f gv_over_ofi=%.3f", gv_transport_name(),
                r.info->fabric_attr->prov_name, o.size, out[WAY_GV],
                out[WAY_OFI], out[WAY_GV] / out[WAY_OFI]);
+        hop_line_end(o.size, out, way_names, NWAYS);
     }
     /* Every raw message is in (each rank saw its last one arrive or be
      * answered), so the endpoints may go: the posted receive with them. */
@@ -315,6 +330,7 @@ int main(int argc, char **argv)
     raw_close_fid(&r.fabric->fid, "fi_close (fabric)");
     fi_freeinfo(r.info);
     free(r.buf);
+    free(sbuf);
     for (w = 0; w < NWAYS; w++)
         free(rtt[w]);
     gv_finalize();

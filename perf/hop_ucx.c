@@ -4,8 +4,9 @@
  *   GV_TRANSPORT=ucx UCX_TLS=sm,self build/bin/gvrun -n 2 \
  *       build/perf/hop_ucx [-b blocks] [-k round_trips_per_block] [-s bytes]
  *
- * Ranks 0 and 1 ping-pong -s bytes (8) two ways, in blocks of -k round
- * trips (500), the ways taking turns block by block, -b blocks each (100):
+ * Ranks 0 and 1 ping-pong -s bytes (8, up to 4 MiB) two ways, in blocks of
+ * -k round trips (500, fewer from 64 KiB: 16 MiB each way), the ways
+ * taking turns block by block, -b blocks each (100):
  *   gv   gv_am_send_now() and gv_wait(), as perf/pingpong;
  *   ucp  a UCP context, worker and endpoint of this program's own, made
  *        with the same UCX_TLS: ucp_am_send_nbx() and ucp_worker_progress()
@@ -16,7 +17,8 @@
  *
  * Prints "hop_ucx transport=T bytes=S gv_ns=X ucp_ns=Y gv_over_ucp=R":
  * one-way nanoseconds, half the median round trip of each way over all
- * its blocks.
+ * its blocks; from 4 KiB, "gv_MBps=A ucp_MBps=B" follow, S over each
+ * one-way time in 10^6 B/s (a ping-pong's bandwidth; perf/bw_ucx streams).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 #define RAW_AM_ID 11
 
 enum { WAY_GV, WAY_UCP, NWAYS };
+static const char *const way_names[NWAYS] = {"gv", "ucp"};
 
 /* Wait for a send or a close, progressing the worker. */
 static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
@@ -108,8 +111,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
         printf("hop_ucx transport=%s bytes=%d gv_ns=%.1f ucp_ns=%.1f "
-               "gv_over_ucp=%.3f\n", gv_transport_name(), o.size,
+               "gv_over_ucp=%.3f", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_UCP], out[WAY_GV] / out[WAY_UCP]);
+        hop_line_end(o.size, out, way_names, NWAYS);
     }
     gv_barrier();
     memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
