@@ -34,6 +34,7 @@
 #include <grapevine.h>
 #include <ucp/api/ucp.h>
 
+#include "bw.h"
 #include "hop.h"
 #include "hop_ucp.h"
 #include "stamp.h"
@@ -41,20 +42,11 @@
 #define RAW_AM_ID       11
 #define UCP_OUTSTANDING 32 /* ucx_perftest -O for ucp_am_bw: its default */
 #define WAIT_S          30 /* longest wait for the peer's UCP side */
-#define BLOCKS_MAX      1000
-
-enum { WAY_GV, WAY_UCP, NWAYS };
-enum { OPT_BLOCKS, OPT_WINDOWS, OPT_WINDOW, OPT_SIZE, NOPTS };
-
-static const hop_flag_t bw_flags[NOPTS] = {
-    [OPT_BLOCKS]  = {'b', "blocks", 1, BLOCKS_MAX, 15},
-    [OPT_WINDOWS] = {'k', "windows per block", 1, 100000, 8},
-    [OPT_WINDOW]  = {'w', "messages per window", 1, 1024, 64},
-    [OPT_SIZE]    = {'s', "bytes", 1, 64 << 20, 1 << 20},
-};
 
 static ucp_worker_h        worker;
+static ucp_ep_h            ep;
 static int                 peer;
+static uint64_t            raw_target;   /* messages in expected, in all */
 static ucp_request_param_t send_param;
 static uint64_t            sends_issued; /* requests from sends, closes */
 static volatile uint64_t   sends_done;   /* those of them complete */
@@ -96,7 +88,7 @@ static void track(ucs_status_ptr_t sp, const char *what)
         sends_issued++;
 }
 
-static void raw_send(ucp_ep_h ep, const void *buf, size_t len)
+static void raw_send(const void *buf, size_t len)
 {
     track(ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, buf, len, &send_param),
           "ucp_am_send_nbx");
@@ -109,70 +101,42 @@ static void sends_at_most(uint64_t n, const char *what)
         progress_until(&sends_done, sends_issued - n, what);
 }
 
-/* One block of the ucp way: -k windows. The counts are cumulative. */
-static void ucp_block(int rank, ucp_ep_h ep, const void *buf, size_t size,
-                      int windows, int window, uint64_t *raw_target)
+/* One block of the ucp way (a bw_block_fn_t), from @a buf. */
+static void ucp_block(int rank, const int *opt, void *buf)
 {
-    int i, j;
+    size_t size   = (size_t)opt[BW_OPT_SIZE];
+    int    window = opt[BW_OPT_WINDOW], i, j;
 
-    for (i = 0; i < windows; i++) {
+    for (i = 0; i < opt[BW_OPT_WINDOWS]; i++) {
         if (rank == 0) {
             for (j = 0; j < window; j++) {
                 sends_at_most(UCP_OUTSTANDING - 1, "send window");
-                raw_send(ep, buf, size);
+                raw_send(buf, size);
             }
             sends_at_most(0, "sends of a window");
-            *raw_target += 1;
-            progress_until(&hop_ucp_in, *raw_target, "answer");
+            raw_target += 1;
+            progress_until(&hop_ucp_in, raw_target, "answer");
         } else {
-            *raw_target += (uint64_t)window;
-            progress_until(&hop_ucp_in, *raw_target, "window");
-            raw_send(ep, buf, 0);
+            raw_target += (uint64_t)window;
+            progress_until(&hop_ucp_in, raw_target, "window");
+            raw_send(buf, 0);
         }
     }
     sends_at_most(0, "answers");
 }
 
-/* One block of the gv way: perf/pingpong's bandwidth loop. */
-static void gv_block(int rank, const void *buf, size_t size, int windows,
-                     int window, uint64_t *target)
-{
-    int i, j;
-
-    for (i = 0; i < windows; i++) {
-        if (rank == 0) {
-            *target += 1;
-            for (j = 0; j < window; j++)
-                gv_am_send_nbi(peer, hop_ping_id, buf, size);
-            gv_flush();
-            gv_wait(hop_arrived_at_least, target);
-            gv_am_wait_local();
-        } else {
-            *target += (uint64_t)window;
-            gv_wait(hop_arrived_at_least, target);
-            gv_am_send(peer, hop_ping_id, buf, 0);
-            gv_flush();
-        }
-    }
-}
-
 int main(int argc, char **argv)
 {
-    int                 opt[NOPTS], b, w, rank, n[NWAYS] = {0};
+    int                 opt[BW_NOPTS];
     uint8_t            *sbuf;
-    double              mbps[NWAYS][BLOCKS_MAX], med[NWAYS], block_bytes;
-    uint64_t            target = 0, raw_target = 0, t0;
     ucp_request_param_t close_param;
     ucp_context_h       context;
-    ucp_ep_h            ep;
     size_t              size;
 
-    hop_start_flags("bw_ucx", &argc, &argv, bw_flags, NOPTS, opt);
-    rank        = gv_rank();
-    peer        = 1 - rank;
-    size        = (size_t)opt[OPT_SIZE];
-    block_bytes = (double)size * opt[OPT_WINDOW] * opt[OPT_WINDOWS];
-    sbuf        = hop_page_alloc("bw_ucx", size);
+    hop_start_flags("bw_ucx", &argc, &argv, bw_flags, BW_NOPTS, opt);
+    peer = 1 - gv_rank();
+    size = (size_t)opt[BW_OPT_SIZE];
+    sbuf = hop_page_alloc("bw_ucx", size);
 
     hop_ucp_open(peer, RAW_AM_ID, size, &context, &worker, &ep);
     /* ucp_am_bw's parameters: a callback per operation and the bandwidth
@@ -182,41 +146,12 @@ int main(int argc, char **argv)
                               UCP_OP_ATTR_FLAG_MULTI_SEND;
     send_param.cb.send      = on_sent;
     /* Wire up the endpoint both ways before timing anything. */
-    raw_send(ep, sbuf, 8);
+    raw_send(sbuf, 8);
     progress_until(&hop_ucp_in, ++raw_target, "wire-up");
     sends_at_most(0, "wire-up");
     gv_barrier();
 
-    /* b < NWAYS: one untimed block of each way first. */
-    for (b = 0; b < (opt[OPT_BLOCKS] + 1) * NWAYS; b++) {
-        w = b % NWAYS;
-        gv_barrier();
-        t0 = stamp_mono_ns();
-        if (w == WAY_GV)
-            gv_block(rank, sbuf, size, opt[OPT_WINDOWS], opt[OPT_WINDOW],
-                     &target);
-        else
-            ucp_block(rank, ep, sbuf, size, opt[OPT_WINDOWS], opt[OPT_WINDOW],
-                      &raw_target);
-        if ((rank == 0) && (b >= NWAYS))
-            mbps[w][n[w]++] = block_bytes * 1e3 /
-                              (double)(stamp_mono_ns() - t0);
-    }
-    if (rank == 0) {
-        for (w = 0; w < NWAYS; w++) {
-            qsort(mbps[w], (size_t)n[w], sizeof(double), hop_cmp_double);
-            med[w] = mbps[w][n[w] / 2];
-        }
-        printf("bw_ucx transport=%s bytes=%zu gv_MBps=%.1f ucp_MBps=%.1f "
-               "gv_over_ucp=%.3f\n", gv_transport_name(), size, med[WAY_GV],
-               med[WAY_UCP], med[WAY_GV] / med[WAY_UCP]);
-        printf("# bw_ucx blocks=%d windows=%d window=%d gv_min=%.1f "
-               "gv_max=%.1f ucp_min=%.1f ucp_max=%.1f\n", opt[OPT_BLOCKS],
-               opt[OPT_WINDOWS], opt[OPT_WINDOW], mbps[WAY_GV][0],
-               mbps[WAY_GV][n[WAY_GV] - 1], mbps[WAY_UCP][0],
-               mbps[WAY_UCP][n[WAY_UCP] - 1]);
-        fflush(stdout);
-    }
+    bw_run("bw_ucx", "ucp", opt, sbuf, ucp_block, sbuf);
     gv_barrier();
     memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
     close_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
