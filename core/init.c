@@ -107,6 +107,20 @@ void gv__wait_begin_send(gv_waiter_t *w)
  * a reply comes within a few dozen polls (a 0.2-0.4 us round trip). */
 #define WAIT_HOT_POLLS 64
 
+/* A nap of a wait that has found nothing for a while, where the transport
+ * cannot wake it: 50 us, doubling every 64 naps up to 800 us (after about
+ * 50 ms of nothing). Where a poll itself costs tens of microseconds
+ * (rxm's sockets without a wait object), 50-us naps kept an idle rank at
+ * a quarter to a half of a core on a loaded host (mr_idle over
+ * tcp;ofi_rxm); a rank idle that long can take the longer wake-up. A
+ * wait for send space keeps 50 us: the peer drains at its own pace. */
+static unsigned wait_nap_us(unsigned blocked_rounds)
+{
+    unsigned doublings = (blocked_rounds - 64) / 64;
+
+    return 50u << ((doublings < 4) ? doublings : 4);
+}
+
 /* Every 32nd empty poll: read the clock, and give the core away once
  * polling found nothing for wait_spin_ns. */
 static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
@@ -134,7 +148,7 @@ static void __attribute__((noinline)) wait_idle(gv_waiter_t *w)
     else if (w->blocked_rounds < 64)
         sched_yield();
     else
-        usleep(50);
+        usleep(w->for_send ? 50 : wait_nap_us(w->blocked_rounds));
 }
 
 /* One poll of a wait. Inline in gv_wait(), so that the registers a poll
