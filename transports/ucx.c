@@ -96,12 +96,17 @@
 #define UCX_RBUF_ALIGN   (64u << 10) /* their sizes are multiples of this */
 #define UCX_RX_ALIGN     64          /* rendezvous payloads start aligned */
 #define UCX_FINI_MAX_S   10          /* longest fini waits for a flush/close */
+/* Rendezvous receives started at once over shared memory, and else (see
+ * ucx_rndv_pump); build-time settings for measuring, e.g.
+ * make OPT="-O2 -g -DUCX_RNDV_SHM=2" (not UCX variables). */
 #ifndef UCX_RNDV_SHM
-#define UCX_RNDV_SHM      1          /* rendezvous receives started at once */
-#endif                               /* over shared memory, ... */
-#ifndef UCX_RNDV_NET
-#define UCX_RNDV_NET      4          /* ... else (see ucx_rndv_pump) */
+#define UCX_RNDV_SHM      1
 #endif
+#ifndef UCX_RNDV_NET
+#define UCX_RNDV_NET      4
+#endif
+_Static_assert((UCX_RNDV_SHM >= 1) && (UCX_RNDV_NET >= 1),
+               "with no rendezvous receive allowed, large messages hang");
 
 enum { UCX_ERR_MODE_PEER, UCX_ERR_MODE_NONE }; /* GV_UCX_ERR_MODE values */
 
@@ -507,6 +512,7 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
 {
     ucp_request_param_t p;
     ucs_status_ptr_t    sp;
+    void               *desc = rx->desc;
 
     /* The payload lands cache-line aligned (the header just before it):
      * the kernel's and UCX's copies run at full speed only with an
@@ -514,16 +520,18 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
     rx->base  = ucx_rbuf_get(ux, UCX_RX_ALIGN + rx->expect, &rx->cap);
     rx->buf   = (uint8_t *)rx->base + UCX_RX_ALIGN - rx->hlen;
     rx->state = RX_WAIT;
+    rx->desc  = NULL;
     memcpy(rx->buf, rx->hdr, rx->hlen);
     ux->rq[rx->peer->rq].inflight++;
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am   = ucx_rndv_done;
     p.user_data    = rx;
-    /* The completion may run inside this call; rx is queued already, so
-     * that is fine, and we do not touch a returned request afterwards. */
-    sp = ucp_am_recv_data_nbx(ux->worker, rx->desc,
+    /* The completion may run inside this call (a transport that fetches
+     * at once), and ucx_rndv_done() may then deliver and free rx: rx is
+     * touched afterwards only where UCX did not call back (an error, or
+     * NULL: done in place), and a returned request never. */
+    sp = ucp_am_recv_data_nbx(ux->worker, desc,
                               (uint8_t *)rx->buf + rx->hlen, rx->expect, &p);
-    rx->desc = NULL;
     if (UCS_PTR_IS_ERR(sp)) {
         ux->rq[rx->peer->rq].inflight--;
         ux->st.rx_bad++;
@@ -544,9 +552,10 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * the receiving core copies one at a time anyway: a few at a time measured
  * 1.5x faster at 1 MiB than all at once, and one at a time faster again
  * than 4 (perf/bw_ucx, 1 MiB, against ucp_am_bw in the same process, 9
- * runs each: medians 0.97x with 1, 0.94x with 2, 0.91x with 4; 0.72-
- * 0.84x with 8 in 3 runs; 256 KiB the same with 1 and 4, 4 MiB 0.72-0.78x
- * against 0.67-0.71x). Over tcp the same holds now that the sender
+ * runs each: medians 0.97x with 1, 0.94x with 2, 0.91x with 4, though the
+ * ranges overlap, 0.85-0.99 against 0.83-0.95; 0.72-0.84x with 8 in 3
+ * runs; 256 KiB the same with 1 and 4, 4 MiB 0.72-0.78x against
+ * 0.67-0.71x in 3; perf/RESULTS.md, thirteenth session). Over tcp the same holds now that the sender
  * keeps windows of messages in flight (gv_am_send_nbi): over loopback, 4
  * at a time gave 5.5-6.1 GB/s at 1 MiB where 32 gave 3.0-4.8 (ucp_am_bw
  * 6.3-6.4). Peers off the node keep their own class, so that a network
@@ -555,8 +564,9 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * ucx_rndv_start() calls back here. */
 static void ucx_rndv_pump(ucx_tl_t *ux)
 {
-    ucx_rx_t *rx;
-    int       c;
+    ucx_rx_t   *rx;
+    ucx_peer_t *peer;
+    int         c;
 
     if (ux->rndv_pumping)
         return;
@@ -567,8 +577,9 @@ static void ucx_rndv_pump(ucx_tl_t *ux)
             ux->rq[c].head = rx->pnext;
             if (ux->rq[c].head == NULL)
                 ux->rq[c].tail = NULL;
+            peer = rx->peer; /* rx may be gone after the start */
             ucx_rndv_start(ux, rx);
-            ucx_rx_drain(ux, rx->peer);
+            ucx_rx_drain(ux, peer);
         }
     }
     ux->rndv_pumping = 0;
