@@ -54,24 +54,25 @@
  *
  * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
  * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
- * OFI_NLBUF buffers of max_frame bytes posted with fi_trecv (any tag
- * matches: our header identifies a frame), one frame each, reposted as
- * soon as the frame is delivered (or copied aside). The provider's
- * large-message protocol lands the frame in a buffer posted for it (shm:
- * one process_vm_readv, rxm: rendezvous), and the same two buffers take
- * every large frame, so that copy, too, writes into cache: at 1 MiB,
- * copying into fresh memory ran at half the speed (measured with
- * process_vm_readv alone). Over shm one buffer, reposted as soon as its
- * frame is delivered, so that every frame lands in the same warm memory:
- * a 1 MiB ping-pong in one process (perf/hop_ofi -s 1048576) went from
- * 0.90-0.94x of libfabric's own endpoint to 0.96-1.00x (4 pairs), and
- * streaming (perf/pingpong) did not change; over rxm one buffer gained
- * nothing in ping-pong and lost streaming in 2 of 4 pairs. The lead puts the payload OFI_RX_ALIGN bytes
- * into the buffer (exactly when the upper header is a multiple of 8 bytes
- * long; the upper header itself stays 8-byte aligned): copying into an
- * unaligned destination cost another 10% at 1 MiB. A tagged frame is
+ * OFI_NLBUF buffers of max_frame bytes (OFI_NLBUF_SHM over shm) posted
+ * with fi_trecv (any tag matches: our header identifies a frame), one
+ * frame each, reposted as soon as the frame is delivered (or copied
+ * aside). The provider's large-message protocol lands the frame in a
+ * buffer posted for it (shm: one process_vm_readv, rxm: rendezvous), and
+ * the same few buffers take every large frame, so that copy, too, writes
+ * into cache: at 1 MiB, copying into fresh memory ran at half the speed
+ * (measured with process_vm_readv alone). Over shm a single buffer does
+ * best, every frame landing in the same warm memory: a 1 MiB ping-pong in
+ * one process (perf/hop_ofi -s 1048576) went from 0.90-0.94x of
+ * libfabric's own endpoint with two to 0.96-1.00x with one (4 pairs), and
+ * streaming (perf/pingpong) did not change. Over rxm one buffer gained
+ * nothing in ping-pong and lost streaming in 2 of 4 pairs, so rxm keeps
+ * two. The lead puts the payload OFI_RX_ALIGN bytes into the buffer
+ * (exactly when the upper header is a multiple of 8 bytes long; the upper
+ * header itself stays 8-byte aligned): copying into an unaligned
+ * destination cost another 10% at 1 MiB. A tagged frame is
  * self-contained (same header, same seq space), so the reorder stage
- * needs nothing new. When both large buffers are taken, the provider
+ * needs nothing new. When every large buffer is taken, the provider
  * holds the next large frame as an unexpected message (shm keeps the
  * sender's buffer, rxm the rendezvous request) until one is reposted.
  *
@@ -177,10 +178,10 @@
 #define OFI_LARGE_MIN   (128u << 10)       /* larger frames go tagged into */
 #ifndef OFI_NLBUF
 #define OFI_NLBUF       2                  /*   this many reused buffers */
-#endif                                     /*   (shm: OFI_NLBUF_SHM) */
-#ifndef OFI_NLBUF_SHM
-#define OFI_NLBUF_SHM   1
-#endif
+#endif                                     /*   (shm: OFI_NLBUF_SHM; both */
+#ifndef OFI_NLBUF_SHM                      /*   build-time settings, e.g. */
+#define OFI_NLBUF_SHM   1                  /*   make OPT="-O2 -g */
+#endif                                     /*   -DOFI_NLBUF_SHM=2") */
 #define OFI_LARGE_TAG   0                  /* their tag (received: any) */
 #define OFI_RX_ALIGN    64                 /* where their payload lands */
 _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
