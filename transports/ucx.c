@@ -555,10 +555,10 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * runs each: medians 0.97x with 1, 0.94x with 2, 0.91x with 4, though the
  * ranges overlap, 0.85-0.99 against 0.83-0.95; 0.72-0.84x with 8 in 3
  * runs; 256 KiB the same with 1 and 4, 4 MiB 0.72-0.78x against
- * 0.67-0.71x in 3; perf/RESULTS.md, thirteenth session). Over tcp the same holds now that the sender
- * keeps windows of messages in flight (gv_am_send_nbi): over loopback, 4
- * at a time gave 5.5-6.1 GB/s at 1 MiB where 32 gave 3.0-4.8 (ucp_am_bw
- * 6.3-6.4). Peers off the node keep their own class, so that a network
+ * 0.67-0.71x in 3; perf/RESULTS.md, thirteenth session). Over tcp the
+ * same holds now that the sender keeps windows of messages in flight
+ * (gv_am_send_nbi): over loopback, 4 at a time gave 5.5-6.1 GB/s at 1 MiB
+ * where 32 gave 3.0-4.8 (ucp_am_bw 6.3-6.4). Peers off the node keep their own class, so that a network
  * whose round trip wants more in flight can get it from UCX_RNDV_NET
  * alone. Not re-entrant: a receive that completes inside
  * ucx_rndv_start() calls back here. */
