@@ -134,15 +134,17 @@ static int hop_cmp_double(const void *a, const void *b)
 }
 
 /* @a size bytes for tool @a prog, page-aligned as ucx_perftest's and
- * fi_pingpong's buffers are, zeroed; a page at least. After gv_init. */
+ * fi_pingpong's buffers are, in whole pages (one at least), every byte of
+ * them zeroed: hop_ucx's 8-byte wire-up message goes out of a buffer of
+ * -s bytes, which may be 0. After gv_init. */
 static inline void *hop_page_alloc(const char *prog, size_t size)
 {
-    size_t len = (size + 4095) & ~(size_t)4095;
-    void  *p   = aligned_alloc(4096, (len > 0) ? len : 4096);
+    size_t len = (size > 0) ? (size + 4095) & ~(size_t)4095 : 4096;
+    void  *p   = aligned_alloc(4096, len);
 
     if (p == NULL)
         gv_abort(1, "%s: no memory for %zu bytes", prog, size);
-    memset(p, 0, size);
+    memset(p, 0, len);
     return p;
 }
 
