@@ -57,9 +57,9 @@ static inline ucs_status_t hop_ucp_on_am(void *arg, const void *header,
                               &hop_ucp_recv_param);
     if (UCS_PTR_IS_ERR(sp))
         hop_ucp_check(UCS_PTR_STATUS(sp), "ucp_am_recv_data_nbx");
-    if (sp == NULL)
-        hop_ucp_in++; /* complete in place: no callback */
-    return UCS_INPROGRESS; /* a request: the callback counts and frees it */
+    /* Never NULL (UCP_OP_ATTR_FLAG_NO_IMM_CMPL): a request, which the
+     * callback counts and frees. */
+    return UCS_INPROGRESS;
 }
 
 /* Active messages only, one thread; hop_ucp_on_am() handles message
@@ -96,8 +96,9 @@ static inline void hop_ucp_open(int peer, unsigned am_id, size_t rx_len,
     hop_ucp_worker = *worker_p;
     hop_ucp_rx_buf = hop_page_alloc(hop_prog, rx_len);
     hop_ucp_rx_len = rx_len;
-    /* No rendezvous receive complete in place (hop_ucp_on_am() would
-     * take that too), as in ucx_perftest. */
+    /* No rendezvous receive complete in place: every one returns a
+     * request and completes in hop_ucp_on_received(), as in
+     * ucx_perftest. */
     memset(&hop_ucp_recv_param, 0, sizeof(hop_ucp_recv_param));
     hop_ucp_recv_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL |
