@@ -41,7 +41,7 @@
 
 #define RAW_AM_ID       11
 #define UCP_OUTSTANDING 32 /* ucx_perftest -O for ucp_am_bw: its default */
-#define WAIT_S          30 /* longest wait for the peer's UCP side */
+#define WAIT_S          30 /* longest wait without progress */
 
 static ucp_worker_h        worker;
 static ucp_ep_h            ep;
@@ -59,11 +59,13 @@ static void on_sent(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-/* Progress our worker until *count reaches @a target; WAIT_S at most. */
+/* Progress our worker until *count reaches @a target. The deadline, WAIT_S
+ * away, restarts whenever *count moves: a window of large messages over a
+ * slow transport may take longer than WAIT_S in all and still be healthy. */
 static void progress_until(volatile uint64_t *count, uint64_t target,
                            const char *what)
 {
-    uint64_t deadline = 0, now;
+    uint64_t deadline = 0, now, seen = *count;
     unsigned spins    = 0;
 
     while (*count < target) {
@@ -71,11 +73,13 @@ static void progress_until(volatile uint64_t *count, uint64_t target,
         if ((++spins & 1023) != 0)
             continue;
         now = gv_time_ns();
-        if (deadline == 0)
+        if ((deadline == 0) || (*count != seen)) {
+            seen     = *count;
             deadline = now + WAIT_S * 1000000000ull;
-        else if (now > deadline)
+        } else if (now > deadline) {
             gv_abort(1, "bw_ucx: %s: no progress with rank %d in %d s", what,
                      peer, WAIT_S);
+        }
     }
 }
 
