@@ -19,7 +19,9 @@
  *        rendezvous message with ucp_am_recv_data_nbx() into one fixed
  *        buffer, as ucp_am_bw does.
  * Any GV_TRANSPORT works: the UCP way takes UCX_TLS from the environment.
- * Why in one process: see perf/hop_mpi.c.
+ * Why in one process: see perf/hop_mpi.c. A UCP wait that sees no progress
+ * (no message in, no send complete) for HOP_UCP_WAIT_S (30 s, perf/
+ * hop_ucp.h) aborts the job naming the peer and what it waited for.
  *
  * Prints "bw_ucx transport=T bytes=S gv_MBps=X ucp_MBps=Y gv_over_ucp=R":
  * the median block of each way in 10^6 bytes per second, timed on rank 0;
@@ -41,11 +43,9 @@
 
 #define RAW_AM_ID       11
 #define UCP_OUTSTANDING 32 /* ucx_perftest -O for ucp_am_bw: its default */
-#define WAIT_S          30 /* longest wait without progress */
 
 static ucp_worker_h        worker;
 static ucp_ep_h            ep;
-static int                 peer;
 static uint64_t            raw_target;   /* messages in expected, in all */
 static ucp_request_param_t send_param;
 static uint64_t            sends_issued; /* requests from sends, closes */
@@ -57,30 +57,6 @@ static void on_sent(void *request, ucs_status_t status, void *user_data)
     hop_ucp_check(status, "send or close");
     sends_done++;
     ucp_request_free(request);
-}
-
-/* Progress our worker until *count reaches @a target. The deadline, WAIT_S
- * away, restarts whenever *count moves: a window of large messages over a
- * slow transport may take longer than WAIT_S in all and still be healthy. */
-static void progress_until(volatile uint64_t *count, uint64_t target,
-                           const char *what)
-{
-    uint64_t deadline = 0, now, seen = *count;
-    unsigned spins    = 0;
-
-    while (*count < target) {
-        ucp_worker_progress(worker);
-        if ((++spins & 1023) != 0)
-            continue;
-        now = gv_time_ns();
-        if ((deadline == 0) || (*count != seen)) {
-            seen     = *count;
-            deadline = now + WAIT_S * 1000000000ull;
-        } else if (now > deadline) {
-            gv_abort(1, "bw_ucx: %s: no progress with rank %d in %d s", what,
-                     peer, WAIT_S);
-        }
-    }
 }
 
 /* A UCP request in flight is counted until on_sent() completes it. */
@@ -102,7 +78,7 @@ static void raw_send(const void *buf, size_t len)
 static void sends_at_most(uint64_t n, const char *what)
 {
     if (sends_issued > n)
-        progress_until(&sends_done, sends_issued - n, what);
+        hop_ucp_progress_until(&sends_done, sends_issued - n, what);
 }
 
 /* One block of the ucp way (a bw_block_fn_t), from @a buf. */
@@ -114,19 +90,21 @@ static void ucp_block(int rank, const int *opt, void *buf)
     for (i = 0; i < opt[BW_OPT_WINDOWS]; i++) {
         if (rank == 0) {
             for (j = 0; j < window; j++) {
-                sends_at_most(UCP_OUTSTANDING - 1, "send window");
+                sends_at_most(UCP_OUTSTANDING - 1, "room in the send window");
                 raw_send(buf, size);
             }
-            sends_at_most(0, "sends of a window");
+            sends_at_most(0, "the sends of a window");
             raw_target += 1;
-            progress_until(&hop_ucp_in, raw_target, "answer");
+            hop_ucp_progress_until(&hop_ucp_in, raw_target,
+                                   "the answer to a window");
         } else {
             raw_target += (uint64_t)window;
-            progress_until(&hop_ucp_in, raw_target, "window");
+            hop_ucp_progress_until(&hop_ucp_in, raw_target,
+                                   "a window of messages");
             raw_send(buf, 0);
         }
     }
-    sends_at_most(0, "answers");
+    sends_at_most(0, "the sends of the answers");
 }
 
 int main(int argc, char **argv)
@@ -136,6 +114,7 @@ int main(int argc, char **argv)
     ucp_request_param_t close_param;
     ucp_context_h       context;
     size_t              size;
+    int                 peer;
 
     hop_start_flags("bw_ucx", &argc, &argv, bw_flags, BW_NOPTS, opt);
     peer = 1 - gv_rank();
@@ -151,8 +130,9 @@ int main(int argc, char **argv)
     send_param.cb.send      = on_sent;
     /* Wire up the endpoint both ways before timing anything. */
     raw_send(sbuf, 8);
-    progress_until(&hop_ucp_in, ++raw_target, "wire-up");
-    sends_at_most(0, "wire-up");
+    hop_ucp_progress_until(&hop_ucp_in, ++raw_target,
+                           "the wire-up message");
+    sends_at_most(0, "the wire-up send");
     gv_barrier();
 
     bw_run("bw_ucx", "ucp", opt, sbuf, ucp_block, sbuf);
@@ -161,7 +141,7 @@ int main(int argc, char **argv)
     close_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
     close_param.cb.send      = on_sent;
     track(ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
-    sends_at_most(0, "ucp_ep_close_nbx");
+    sends_at_most(0, "the endpoint's close");
     gv_barrier();
     hop_ucp_close(context, worker);
     free(sbuf);

@@ -10,6 +10,8 @@
 
 #include <ucp/api/ucp.h>
 
+#define HOP_UCP_WAIT_S 30 /* longest wait without progress */
+
 static inline void hop_ucp_check(ucs_status_t s, const char *what)
 {
     if (s != UCS_OK)
@@ -21,6 +23,7 @@ static inline void hop_ucp_check(ucs_status_t s, const char *what)
  * ucp_am_recv_data_nbx() into one fixed buffer; hop_ucp_in counts the
  * messages complete at this end. */
 static ucp_worker_h        hop_ucp_worker;
+static int                 hop_ucp_peer;
 static void               *hop_ucp_rx_buf;
 static size_t              hop_ucp_rx_len;
 static ucp_request_param_t hop_ucp_recv_param;
@@ -62,10 +65,74 @@ static inline ucs_status_t hop_ucp_on_am(void *arg, const void *header,
     return UCS_INPROGRESS;
 }
 
+/* The clock of a bounded wait on our worker. */
+typedef struct {
+    uint64_t seen;     /* the awaited count at the last clock reading */
+    uint64_t deadline; /* 0 before the first reading */
+    unsigned turns;
+} hop_ucp_wait_t;
+
+/* One more turn of a wait for @a what that has not ended, whose progress
+ * is @a count: every 1024 turns the clock is read (a wait that ends sooner
+ * costs no reading), and the deadline, HOP_UCP_WAIT_S away, restarts
+ * whenever @a count has moved since the last reading. Past it, the job
+ * aborts naming the peer and @a what. */
+static inline void hop_ucp_wait_turn(hop_ucp_wait_t *w, uint64_t count,
+                                     const char *what)
+{
+    uint64_t now;
+
+    if ((++w->turns & 1023) != 0)
+        return;
+    now = gv_time_ns();
+    if ((w->deadline == 0) || (count != w->seen)) {
+        w->seen     = count;
+        w->deadline = now + HOP_UCP_WAIT_S * 1000000000ull;
+    } else if (now > w->deadline) {
+        gv_abort(1, "%s: no progress in %d s waiting for %s (peer rank %d)",
+                 hop_prog, HOP_UCP_WAIT_S, what, hop_ucp_peer);
+    }
+}
+
+/* Progress the worker until *@a count reaches @a target, for at most
+ * HOP_UCP_WAIT_S without *@a count moving: a stream of large messages over
+ * a slow transport may take longer in all and still be healthy. */
+static inline void hop_ucp_progress_until(volatile uint64_t *count,
+                                          uint64_t target, const char *what)
+{
+    hop_ucp_wait_t w = {0, 0, 0};
+
+    while (*count < target) {
+        ucp_worker_progress(hop_ucp_worker);
+        hop_ucp_wait_turn(&w, *count, what);
+    }
+}
+
+/* Wait for request @a sp of a send or a close (NULL: done already),
+ * progressing the worker, for at most HOP_UCP_WAIT_S; then free it. A
+ * failed operation aborts naming @a what. */
+static inline void hop_ucp_wait_req(ucs_status_ptr_t sp, const char *what)
+{
+    hop_ucp_wait_t w = {0, 0, 0};
+    ucs_status_t   s;
+
+    if (sp == NULL)
+        return;
+    if (UCS_PTR_IS_ERR(sp))
+        hop_ucp_check(UCS_PTR_STATUS(sp), what);
+    while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS) {
+        ucp_worker_progress(hop_ucp_worker);
+        hop_ucp_wait_turn(&w, 0, what);
+    }
+    ucp_request_free(sp);
+    hop_ucp_check(s, what);
+}
+
 /* Active messages only, one thread; hop_ucp_on_am() handles message
  * @a am_id, whole, and receives rendezvous messages of up to @a rx_len
  * bytes. The endpoint goes to @a peer's worker, whose address travels
- * through hop_swap_addr(). hop_ucp_close() undoes it but the endpoint. */
+ * through hop_swap_addr(); the waits above progress this worker and name
+ * @a peer. hop_ucp_close() undoes it but the endpoint. */
 static inline void hop_ucp_open(int peer, unsigned am_id, size_t rx_len,
                                 ucp_context_h *context_p,
                                 ucp_worker_h *worker_p, ucp_ep_h *ep_p)
@@ -94,6 +161,7 @@ static inline void hop_ucp_open(int peer, unsigned am_id, size_t rx_len,
     hp.cb         = hop_ucp_on_am;
     hp.flags      = UCP_AM_FLAG_WHOLE_MSG;
     hop_ucp_worker = *worker_p;
+    hop_ucp_peer   = peer;
     hop_ucp_rx_buf = hop_page_alloc(hop_prog, rx_len);
     hop_ucp_rx_len = rx_len;
     /* No rendezvous receive complete in place: every one returns a

@@ -13,7 +13,9 @@
  *        until the peer's message is in, as ucx_perftest's ucp_am_lat (a
  *        rendezvous message received into one buffer, as it does).
  * Why in one process: see perf/hop_mpi.c. The two ways share the run's
- * vCPU placement, so their difference is the code's.
+ * vCPU placement, so their difference is the code's. A UCP wait that sees
+ * no progress for HOP_UCP_WAIT_S (30 s, perf/hop_ucp.h) aborts the job
+ * naming the peer and what it waited for.
  *
  * Prints "hop_ucx transport=T bytes=S gv_ns=X ucp_ns=Y gv_over_ucp=R":
  * one-way nanoseconds, half the median round trip of each way over all
@@ -38,22 +40,6 @@
 enum { WAY_GV, WAY_UCP, NWAYS };
 static const char *const way_names[NWAYS] = {"gv", "ucp"};
 
-/* Wait for a send or a close, progressing the worker. */
-static void wait_req(ucp_worker_h worker, ucs_status_ptr_t sp,
-                     const char *what)
-{
-    ucs_status_t s;
-
-    if (sp == NULL)
-        return;
-    if (UCS_PTR_IS_ERR(sp))
-        hop_ucp_check(UCS_PTR_STATUS(sp), what);
-    while ((s = ucp_request_check_status(sp)) == UCS_INPROGRESS)
-        ucp_worker_progress(worker);
-    ucp_request_free(sp);
-    hop_ucp_check(s, what);
-}
-
 int main(int argc, char **argv)
 {
     hop_opts_t               o;
@@ -77,10 +63,9 @@ int main(int argc, char **argv)
     hop_ucp_open(peer, RAW_AM_ID, (size_t)o.size, &context, &worker, &ep);
     memset(&sp_param, 0, sizeof(sp_param));
     /* Wire up the endpoint both ways before timing anything. */
-    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, sbuf, 8,
-                                     &sp_param), "ucp_am_send_nbx");
-    while (hop_ucp_in < 1)
-        ucp_worker_progress(worker);
+    hop_ucp_wait_req(ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0, sbuf, 8,
+                                     &sp_param), "the wire-up send");
+    hop_ucp_progress_until(&hop_ucp_in, 1, "the wire-up message");
     gv_barrier();
 
     stamp_span_begin(&span);
@@ -94,15 +79,15 @@ int main(int argc, char **argv)
             } else {
                 raw_target++;
                 if (rank == 0)
-                    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
-                             sbuf, (size_t)o.size, &sp_param),
-                             "ucp_am_send_nbx");
-                while (hop_ucp_in < raw_target)
-                    ucp_worker_progress(worker);
+                    hop_ucp_wait_req(ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
+                                     sbuf, (size_t)o.size, &sp_param),
+                                     "the ping's send");
+                hop_ucp_progress_until(&hop_ucp_in, raw_target,
+                                       (rank == 0) ? "the pong" : "the ping");
                 if (rank == 1)
-                    wait_req(worker, ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
-                             sbuf, (size_t)o.size, &sp_param),
-                             "ucp_am_send_nbx");
+                    hop_ucp_wait_req(ucp_am_send_nbx(ep, RAW_AM_ID, NULL, 0,
+                                     sbuf, (size_t)o.size, &sp_param),
+                                     "the pong's send");
             }
             hop_stamp(rank, rtt, n, w, &prev);
         }
@@ -117,7 +102,8 @@ int main(int argc, char **argv)
     }
     gv_barrier();
     memset(&close_param, 0, sizeof(close_param)); /* flush, then close */
-    wait_req(worker, ucp_ep_close_nbx(ep, &close_param), "ucp_ep_close_nbx");
+    hop_ucp_wait_req(ucp_ep_close_nbx(ep, &close_param),
+                     "the endpoint's close");
     gv_barrier();
     hop_ucp_close(context, worker);
     free(sbuf);
