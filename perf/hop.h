@@ -117,8 +117,8 @@ static inline hop_opts_t hop_opts_of(const int *val)
     return o;
 }
 
-/* -b, -k and -s, defaults 100, 500 (fewer from 64 KiB: hop_per_default)
- * and 8; anything else is a usage error. */
+/* -b, -k and -s, defaults 100, hop_per_default(-s) (500 up to 33,554
+ * bytes) and 8; anything else is a usage error. */
 static inline hop_opts_t hop_options(const char *prog, int argc, char **argv)
 {
     int val[HOP_NFLAGS];

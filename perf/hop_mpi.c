@@ -5,7 +5,9 @@
  *       build/perf/hop_mpi [-b blocks] [-k round_trips_per_block] [-s bytes]
  *
  * Ranks 0 and 1 ping-pong -s bytes (8, up to 4 MiB) three ways, in blocks
- * of -k round trips (500, fewer from 64 KiB: 16 MiB each way), the ways
+ * of -k round trips (by default 500 up to 33,554 bytes, then as many as
+ * fit in 16 MiB each way, but 10 at least, so that from 1.6 MiB a block
+ * moves more: 40 MiB at 4 MiB; hop_per_default() in perf/hop.h), the ways
  * taking turns block by block, -b blocks each (100):
  *   gv    gv_am_send_now() and gv_wait(), as perf/pingpong;
  *   test  MPI: a persistent MPI_ANY_SOURCE receive polled with MPI_Test and
