@@ -72,10 +72,7 @@ int main(int argc, char **argv)
     hop_start_flags("bw_mpi", &argc, &argv, bw_flags, BW_NOPTS, opt);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
-    if ((mpi_size != gv_nranks()) || (mpi_rank != gv_rank()))
-        gv_abort(2, "bw_mpi: Grapevine rank %d of %d is MPI rank %d of %d; "
-                    "start it with mpirun, not gvrun", gv_rank(),
-                 gv_nranks(), mpi_rank, mpi_size);
+    hop_check_mpirun("bw_mpi", mpi_rank, mpi_size);
     sbuf = hop_page_alloc("bw_mpi", (size_t)opt[BW_OPT_SIZE]);
     /* perf/mpi_pingpong's buffer: malloc()ed and filled with 'a'. */
     mbuf = malloc((size_t)opt[BW_OPT_SIZE]);

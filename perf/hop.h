@@ -254,6 +254,19 @@ static inline void hop_start_flags(const char *prog, int *argc, char ***argv,
         gv_abort(2, "%s needs exactly 2 ranks, got %d", prog, gv_nranks());
 }
 
+/* For a tool started with mpirun (hop_mpi, bw_mpi), after gv_init: abort
+ * unless this is Grapevine rank gv_rank() of gv_nranks() as MPI rank
+ * @a mpi_rank of @a mpi_size (MPI_COMM_WORLD's): under gvrun every rank
+ * would be an MPI job of its own. */
+static inline void hop_check_mpirun(const char *prog, int mpi_rank,
+                                    int mpi_size)
+{
+    if ((mpi_size != gv_nranks()) || (mpi_rank != gv_rank()))
+        gv_abort(2, "%s: Grapevine rank %d of %d is MPI rank %d of %d; "
+                    "start it with mpirun, not gvrun", prog, gv_rank(),
+                 gv_nranks(), mpi_rank, mpi_size);
+}
+
 /* hop_start_flags() with the hop tools' -b, -k and -s. */
 static inline hop_opts_t hop_start(const char *prog, int *argc, char ***argv)
 {

@@ -48,7 +48,7 @@ static const char *const way_names[NWAYS] = {"gv", "test", "recv"};
 int main(int argc, char **argv)
 {
     hop_opts_t   o;
-    int          provided, b, i, w;
+    int          provided, mpi_rank, mpi_size, b, i, w;
     int          rank, peer, late = 0, n[NWAYS] = {0};
     char        *sbuf, *rbuf, *tbuf;
     double      *rtt[NWAYS], ns_per_tick, out[NWAYS];
@@ -72,16 +72,9 @@ int main(int argc, char **argv)
     if (gv_nranks() < 2)
         gv_abort(2, "hop_mpi needs at least 2 ranks (ranks 0 and 1 "
                     "ping-pong), got %d", gv_nranks());
-    {
-        int mpi_rank, mpi_size;
-
-        MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
-        if ((mpi_size != gv_nranks()) || (mpi_rank != gv_rank()))
-            gv_abort(2, "hop_mpi: Grapevine rank %d of %d is MPI rank %d of "
-                        "%d; start it with mpirun, not gvrun", gv_rank(),
-                        gv_nranks(), mpi_rank, mpi_size);
-    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);
+    hop_check_mpirun("hop_mpi", mpi_rank, mpi_size);
     rank = gv_rank();
     peer = (rank == 0) ? 1 : 0;
     hop_rtt_alloc("hop_mpi", o, NWAYS, rtt);
