@@ -38,14 +38,21 @@ typedef struct {
 
 #define HOP_FLAGS_MAX 8
 
-/* One write, so that the ranks' lines do not interleave. */
-static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n)
+/* A usage error of tool @a prog: "<prog>: <why>" (unless @a why is NULL),
+ * then the usage line, in one write, so that the ranks' lines do not
+ * interleave; exit 2. */
+static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n,
+                             const char *why)
 {
-    char   line[1024];
+    char   line[1536];
     size_t len;
     int    i;
 
-    snprintf(line, sizeof(line), "usage: %s", prog);
+    line[0] = '\0';
+    if (why != NULL)
+        snprintf(line, sizeof(line), "%s: %s\n", prog, why);
+    len = strlen(line);
+    snprintf(line + len, sizeof(line) - len, "usage: %s", prog);
     for (i = 0; i < n; i++) {
         len = strlen(line);
         snprintf(line + len, sizeof(line) - len, " [-%c %s, %d..%d]",
@@ -56,33 +63,57 @@ static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n)
 }
 
 /* Parse the @a n options of @a flags into @a val, in the order of @a flags;
- * an option not given keeps its default. Anything else, or a value out of
- * range, is a usage error (exit 2). */
+ * an option not given keeps its default. An unknown option, a missing
+ * value, a value that is not a number in the option's range, or any
+ * argument that is not an option is a usage error naming it, e.g.
+ * "hop_ofi: -s 9999999: accepted 0..4194304" (exit 2). */
 static inline void hop_parse(const char *prog, int argc, char **argv,
                              const hop_flag_t *flags, int n, int *val)
 {
-    char  optstring[2 * HOP_FLAGS_MAX + 1], *end;
+    char  optstring[2 * HOP_FLAGS_MAX + 2], why[256], *end;
     int   i, opt;
     long  v;
 
-    if (n > HOP_FLAGS_MAX)
-        hop_usage(prog, flags, n);
+    if (n > HOP_FLAGS_MAX) {
+        snprintf(why, sizeof(why), "%d options (at most %d)", n,
+                 HOP_FLAGS_MAX);
+        hop_usage(prog, flags, n, why);
+    }
+    optstring[0] = ':'; /* a missing value is ':', not '?' */
     for (i = 0; i < n; i++) {
-        optstring[2 * i]     = flags[i].letter;
-        optstring[2 * i + 1] = ':';
+        optstring[2 * i + 1] = flags[i].letter;
+        optstring[2 * i + 2] = ':';
         val[i]               = flags[i].def;
     }
-    optstring[2 * n] = '\0';
+    optstring[2 * n + 1] = '\0';
+    opterr = 0; /* our messages, not getopt's */
     while ((opt = getopt(argc, argv, optstring)) != -1) {
-        for (i = 0; (i < n) && (flags[i].letter != opt); i++)
+        /* A known option, or the one whose value is missing (':'). */
+        for (i = 0; (i < n) && (flags[i].letter != opt) &&
+                    ((opt != ':') || (flags[i].letter != optopt)); i++)
             ;
-        if (i == n)
-            hop_usage(prog, flags, n);
+        if (i == n) {
+            snprintf(why, sizeof(why), "-%c: unknown option", optopt);
+            hop_usage(prog, flags, n, why);
+        }
+        if (opt == ':') {
+            snprintf(why, sizeof(why), "-%c: no value; accepted %d..%d",
+                     optopt, flags[i].lo, flags[i].hi);
+            hop_usage(prog, flags, n, why);
+        }
         v = strtol(optarg, &end, 10);
         if ((*optarg == '\0') || (*end != '\0') || (v < flags[i].lo) ||
-            (v > flags[i].hi))
-            hop_usage(prog, flags, n);
+            (v > flags[i].hi)) {
+            snprintf(why, sizeof(why), "-%c %s: accepted %d..%d", opt,
+                     optarg, flags[i].lo, flags[i].hi);
+            hop_usage(prog, flags, n, why);
+        }
         val[i] = (int)v;
+    }
+    if (optind < argc) {
+        snprintf(why, sizeof(why), "%s: unexpected argument; accepted "
+                 "options only", argv[optind]);
+        hop_usage(prog, flags, n, why);
     }
 }
 
