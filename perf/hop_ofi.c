@@ -35,8 +35,10 @@
  * gv_over_ofi=R": one-way nanoseconds, half the median round trip of each
  * way over all its blocks; P is the raw endpoint's provider. From 4 KiB,
  * "gv_MBps=A ofi_MBps=B" follow: S over each one-way time in 10^6 B/s,
- * the bandwidth fi_pingpong reports, which is a ping-pong's too (perf/
- * compare.sh sets perf/pingpong's latency at 1 MiB beside it the same way).
+ * the kind of bandwidth fi_pingpong reports, a ping-pong's (perf/
+ * compare.sh sets perf/pingpong's latency at 1 MiB beside it the same way);
+ * but fi_pingpong divides by its mean time per transfer, not the median,
+ * and where round trips spread (tcp;ofi_rxm) the two part by 2x and more.
  *
  *   GV_TRANSPORT=ofi FI_PROVIDER=shm build/bin/gvrun -n 2 \
  *       build/perf/hop_ofi -s 1048576
