@@ -1,7 +1,8 @@
 /* What perf/hop_mpi.c, perf/hop_ofi.c and perf/hop_ucx.c share: their
  * options, their buffers and the median they report; perf/bw_ucx.c and
  * perf/bw_mpi.c take the options parser, the ping handler and the
- * buffers, and bw_ucx.c (through perf/hop_ucp.h) the address swap too.
+ * buffers, and bw_ucx.c (through perf/hop_ucp.h) the address swap too;
+ * perf/a2a_bw.c takes the options parser and the buffers.
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
