@@ -39,20 +39,14 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=perf/configs.sh
 . "$(dirname "$0")/configs.sh"
-for l in ${ONLY:-}; do
-    case " ${LABELS[*]} " in
-    *" $l "*) ;;
-    *) echo "compare.sh: --only: unknown label '$l' (accepted: ${LABELS[*]})" >&2
-       exit 2 ;;
-    esac
-done
-want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; }
+# shellcheck source=perf/common.sh
+. "$(dirname "$0")/common.sh"
+check_only compare.sh
 PORT=$((20000 + RANDOM % 20000))
 T=$(mktemp -d /tmp/gv-compare-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 have() { command -v "$1" >/dev/null 2>&1; }
-built() { "$B/bin/gvinfo" -t 2>/dev/null | grep -q "^  $1 *built"; }
 
 # gv_pp LAUNCH SIZE -> "lat_us bw_MBps" for one size
 gv_pp() {
@@ -98,11 +92,6 @@ best() { # values... -> the smallest (empty values ignored)
 LP=() # lineping one-way ns, one per round
 lineping() { LP+=("$(timeout 60 "$B/perf/lineping" 2>/dev/null |
     sed -n 's/.*one_way_ns=\([0-9]*\).*/\1/p')"); }
-
-med() { # values... -> median (empty values ignored)
-    printf '%s\n' "$@" | awk 'NF' | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
-}
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0)
     print "n/a"; else printf "%.2f", a / b }'; }

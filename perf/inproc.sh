@@ -34,25 +34,14 @@ case $RUNS in
 esac
 # shellcheck source=perf/configs.sh
 . "$(dirname "$0")/configs.sh"
-for l in ${ONLY:-}; do
-    case " ${LABELS[*]} " in
-    *" $l "*) ;;
-    *) echo "inproc.sh: --only: unknown label '$l' (accepted: ${LABELS[*]})" >&2
-       exit 2 ;;
-    esac
-done
-want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; }
-built() { "$B/bin/gvinfo" -t 2>/dev/null | grep -q "^  $1 *built"; }
+# shellcheck source=perf/common.sh
+. "$(dirname "$0")/common.sh"
+check_only inproc.sh
 T=$(mktemp -d /tmp/gv-inproc-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
 # field KEY LINE -> the value of KEY=value in LINE
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
-med() { # values... -> median (empty values ignored)
-    printf '%s\n' "$@" | awk 'NF' | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
-}
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0)
     print ""; else printf "%.3f", a / b }'; }
@@ -74,11 +63,16 @@ run_tool() {
     done
 }
 
-# row LABEL PEER: the cells from LG LP LR (latency) and BG BP BR (bandwidth)
-row() {
+# measure LABEL LAUNCH PEER LAT_TOOL GVKEY PEERKEY BW_TOOL GVKEY PEERKEY:
+# R runs of each tool under LAUNCH, then the row's cells: medians of the
+# figures and of the per-run ratios, latency then bandwidth.
+measure() {
+    LG=() LP=() LR=() BG=() BP=() BR=()
+    run_tool L "$2 $B/perf/$4" "$5" "$6"
+    run_tool B "$2 $B/perf/$7" "$8" "$9"
     printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$1" \
         "$(med "${LG[@]}")" "$(med "${LP[@]}")" "$(med "${LR[@]}")" \
-        "$(med "${BG[@]}")" "$(med "${BP[@]}")" "$(med "${BR[@]}")" "$2"
+        "$(med "${BG[@]}")" "$(med "${BP[@]}")" "$(med "${BR[@]}")" "$3"
 }
 
 echo "| transport | gv lat8 ns | peer lat8 ns | lat ratio | gv bw1m MB/s | peer bw1m MB/s | bw ratio | peer, in the same process |"
@@ -92,21 +86,17 @@ for cfg in "tcp|tcp,self|tcp" "shm|sm,self|shm" "ucx|sm,self|ucx/sm" \
         echo "| $label | (the peer side needs UCX) | | | | | | |"
         continue
     fi
-    L="env GV_TRANSPORT=$tl UCX_TLS=$utls timeout 120 $B/bin/gvrun -n 2"
-    LG=() LP=() LR=() BG=() BP=() BR=()
-    run_tool L "$L $B/perf/hop_ucx" gv_ns ucp_ns
-    run_tool B "$L $B/perf/bw_ucx" gv_MBps ucp_MBps
-    row "$label" "UCP, UCX_TLS=$utls (ucp_am_lat, ucp_am_bw)"
+    measure "$label" "env GV_TRANSPORT=$tl UCX_TLS=$utls timeout 120 $B/bin/gvrun -n 2" \
+        "UCP, UCX_TLS=$utls (ucp_am_lat, ucp_am_bw)" \
+        hop_ucx gv_ns ucp_ns bw_ucx gv_MBps ucp_MBps
 done
 for prov in "shm" "tcp;ofi_rxm"; do
     label="ofi/${prov%%;*}"
     want "$label" || continue
     built ofi || { echo "| $label | not built | | | | | | |"; continue; }
-    L="env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2"
-    LG=() LP=() LR=() BG=() BP=() BR=()
-    run_tool L "$L $B/perf/hop_ofi" gv_ns ofi_ns
-    run_tool B "$L $B/perf/hop_ofi -s 1048576" gv_MBps ofi_MBps
-    row "$label" "libfabric endpoint, $prov (fi_pingpong's way; ping-pong bw)"
+    measure "$label" "env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2" \
+        "libfabric endpoint, $prov (fi_pingpong's way; ping-pong bw)" \
+        hop_ofi gv_ns ofi_ns "hop_ofi -s 1048576" gv_MBps ofi_MBps
 done
 for btl in "self,vader" "self,tcp"; do
     label="mpi/${btl#self,}"
@@ -115,9 +105,7 @@ for btl in "self,vader" "self,tcp"; do
         echo "| $label | not built | | | | | | |"
         continue
     fi
-    L="timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV"
-    LG=() LP=() LR=() BG=() BP=() BR=()
-    run_tool L "$L $B/perf/hop_mpi" gv_ns recv_ns
-    run_tool B "$L $B/perf/bw_mpi" gv_MBps mpi_MBps
-    row "$label" "MPI_Send/MPI_Recv; perf/mpi_pingpong's streaming, btl $btl"
+    measure "$label" "timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV" \
+        "MPI_Send/MPI_Recv; perf/mpi_pingpong's streaming, btl $btl" \
+        hop_mpi gv_ns recv_ns bw_mpi gv_MBps mpi_MBps
 done
