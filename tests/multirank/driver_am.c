@@ -518,7 +518,8 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
 /* Frames forged at an ofi job from a libfabric endpoint of rank 0's own
  * (mr_ofi_stranger: too short, too long, another job's key, impossible
  * sources, a delivered seq and one far ahead, bad padding, malformed
- * grants; untagged and tagged) while real messages fly: each is rejected with its reason, and
+ * grants, id frames without a valid id; untagged and tagged) while real
+ * messages fly: each is rejected with its reason, and
  * every real message still arrives once, in order and intact. Over shm
  * the frames longer than the receive buffer are left out (they wedge
  * libfabric 1.17's shm receiver: see mr_ofi_stranger.c). */
@@ -534,6 +535,8 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
         "dropped a 24-byte frame with 8 bytes of padding",
         "dropped a malformed grant (24 bytes, rank 0)",
         "dropped a grant from rank 0 for 1073741824 frames",
+        "dropped a 24-byte id frame without a valid id",
+        "dropped a 16-byte id frame without a valid id",
         "dropped a 72-byte frame without this job's key",
         "dropped a 128-byte frame with 64 bytes of padding",
         "a receive failed: Truncation error", /* long, tlong: not shm */
@@ -568,12 +571,12 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
 
 Test(fault, forged_frames_rejected_ofi_shm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("shm", 11);
+    forged_frames_rejected_ofi("shm", 13);
 }
 
 Test(fault, forged_frames_rejected_ofi_rxm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("tcp;ofi_rxm", 13);
+    forged_frames_rejected_ofi("tcp;ofi_rxm", 15);
 }
 
 /* A rank stuck inside its network library's progress (fault injected

@@ -58,12 +58,15 @@
  *    0        4        8            15   16
  *    | src u32| seq u32| 7 bytes of  |pad | upper header, payload, pad
  *                        the job key   u8
- * byte 15 is the padding after the frame (< 8), or in a tagged frame the
- * lead before the upper header (< OFI_RX_ALIGN), or OFI_GRANT. */
+ * byte 15 is the padding after the frame (< 8), with OFI_IDF added in an
+ * id frame (whose first 8 bytes after the header hold a 16-bit id), or in
+ * a tagged frame the lead before the upper header (< OFI_RX_ALIGN), or
+ * OFI_GRANT. */
 #define WIRE_HDR   16        /* OFI_WIRE_HDR */
 #define TAG_LEN    7         /* OFI_TAG_LEN */
 #define RX_ALIGN   64        /* OFI_RX_ALIGN */
 #define GRANT      0x80      /* OFI_GRANT */
+#define IDF        0x40      /* OFI_IDF: an id frame (am_send_id) */
 #define NAME_LEN   256
 #define RAW_BUF    (4u << 20)
 #define RAW_WAIT_S 10
@@ -76,13 +79,14 @@
 
 enum {
     K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_AHEAD, K_PAD,
-    K_GRANT_LEN, K_GRANT_FAR, K_TKEY, K_TLONG, K_TPAD, NKINDS
+    K_GRANT_LEN, K_GRANT_FAR, K_ID_BIG, K_ID_SHORT, K_TKEY, K_TLONG, K_TPAD,
+    NKINDS
 };
 #define K_FIRST_TAGGED K_TKEY
 
 static const char *const kind_name[NKINDS] = {
     "short", "long", "key", "src", "self", "stale", "ahead", "pad",
-    "grant_len", "grant_far", "tkey", "tlong", "tpad",
+    "grant_len", "grant_far", "id_big", "id_short", "tkey", "tlong", "tpad",
 };
 
 /* The stranger's own libfabric objects (rank 0). */
@@ -354,6 +358,13 @@ static void attack(int v)
         case K_GRANT_FAR:
             len = WIRE_HDR;
             forge_hdr(0, 1u << 30, GRANT, len);
+            break;
+        case K_ID_BIG: /* the id word reads 0xa5a5...: over 16 bits */
+            forge_hdr(0, 0, IDF, len);
+            break;
+        case K_ID_SHORT: /* an id frame with no room for its id word */
+            len = WIRE_HDR;
+            forge_hdr(0, 0, IDF, len);
             break;
         case K_TPAD:
             len = 2 * RX_ALIGN;
