@@ -1040,6 +1040,29 @@ static void send_grant(gv_tl_t *tl, int dst)
     }
 }
 
+/* Out of credit towards @a p: it has not taken enough of our frames. */
+static inline int credit_stalled(ofi_t *o, const ofi_peer_t *p)
+{
+    if ((o->credits != 0) && (p->tx_seq - p->tx_taken >= o->credits)) {
+        o->n_credit_stalls++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A whole frame of at most inject_size bytes, copied by the provider. */
+static inline gv_status_t inject_frame(ofi_t *o, ofi_peer_t *p, int dst,
+                                       const void *frame, size_t padded)
+{
+    ssize_t ret = fi_inject(o->ep, frame, padded, p->addr);
+
+    if (ret != 0)
+        return post_error(o, dst, "fi_inject", ret);
+    p->tx_seq++;
+    o->n_tx++;
+    return GV_OK;
+}
+
 static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
                                size_t hdr_len, const void *payload,
                                size_t len, gv_req_t *req)
@@ -1062,10 +1085,8 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         (hdr_len + len == 0)) /* an empty frame means "bye" */
         return GV_ERR_INVALID;
     p = &o->peers[dst];
-    if ((o->credits != 0) && (p->tx_seq - p->tx_taken >= o->credits)) {
-        o->n_credit_stalls++;
+    if (credit_stalled(o, p))
         return GV_ERR_NO_RESOURCE;
-    }
 
     if (padded <= o->inject_size) {
         uint8_t frame[padded];
@@ -1074,12 +1095,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         if (len > 0)
             memcpy(frame + OFI_WIRE_HDR + hdr_len, payload, len);
         memset(frame + total, 0, pad);
-        ret = fi_inject(o->ep, frame, padded, p->addr);
-        if (ret != 0)
-            return post_error(o, dst, "fi_inject", ret);
-        p->tx_seq++;
-        o->n_tx++;
-        return GV_OK;
+        return inject_frame(o, p, dst, frame, padded);
     }
 
     /* A large frame has its buffer to itself: no pad after it, but zeros
@@ -1166,7 +1182,6 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     size_t      total = OFI_WIRE_HDR + OFI_ID_WORD + len;
     size_t      padded = (total + 7) & ~(size_t)7;
     uint64_t    w = id;
-    ssize_t     ret;
 
     if (__builtin_expect(((unsigned)dst >= (unsigned)tl->size) ||
                              (dst == tl->rank) ||
@@ -1176,25 +1191,20 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
                  tl->size - 1, tl->attr.max_inline);
         return GV_ERR_INVALID;
     }
-    uint64_t frame[padded / 8];
-
     p = &o->peers[dst];
-    if ((o->credits != 0) && (p->tx_seq - p->tx_taken >= o->credits)) {
-        o->n_credit_stalls++;
+    if (credit_stalled(o, p))
         return GV_ERR_NO_RESOURCE;
+    {
+        uint64_t frame[padded / 8];
+
+        frame[padded / 8 - 1] = 0; /* the pad; all the rest is written */
+        wire_hdr(tl, (uint8_t *)frame, p->tx_seq,
+                 OFI_IDF | (unsigned)(padded - total));
+        memcpy((uint8_t *)frame + OFI_WIRE_HDR, &w, OFI_ID_WORD);
+        gv__copy_small((uint8_t *)frame + OFI_WIRE_HDR + OFI_ID_WORD,
+                       payload, len);
+        return inject_frame(o, p, dst, frame, padded);
     }
-    frame[padded / 8 - 1] = 0; /* the pad; all the rest is written */
-    wire_hdr(tl, (uint8_t *)frame, p->tx_seq,
-             OFI_IDF | (unsigned)(padded - total));
-    memcpy((uint8_t *)frame + OFI_WIRE_HDR, &w, OFI_ID_WORD);
-    gv__copy_small((uint8_t *)frame + OFI_WIRE_HDR + OFI_ID_WORD, payload,
-                   len);
-    ret = fi_inject(o->ep, frame, padded, p->addr);
-    if (ret != 0)
-        return post_error(o, dst, "fi_inject", ret);
-    p->tx_seq++;
-    o->n_tx++;
-    return GV_OK;
 }
 
 /* --- one-sided ---------------------------------------------------------- */
