@@ -147,10 +147,9 @@ int main(int argc, char **argv)
         }
     }
     if (me == 0) {
-        qsort(mbps, (size_t)r, sizeof(double), hop_cmp_double);
         printf("a2a_bw transport=%s ranks=%d bytes=%zu rounds=%d "
                "median_MBps=%.1f\n", gv_transport_name(), nranks, size, r,
-               mbps[r / 2]);
+               hop_median(mbps, r));
     }
     free(buf);
     gv_finalize();

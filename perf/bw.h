@@ -82,10 +82,8 @@ static inline void bw_run(const char *tool, const char *raw, const int *opt,
     }
     if (rank != 0)
         return;
-    for (w = 0; w < NWAYS; w++) {
-        qsort(mbps[w], (size_t)n[w], sizeof(double), hop_cmp_double);
-        med[w] = mbps[w][n[w] / 2];
-    }
+    for (w = 0; w < NWAYS; w++)
+        med[w] = hop_median(mbps[w], n[w]);
     printf("%s transport=%s bytes=%d gv_MBps=%.1f %s_MBps=%.1f "
            "gv_over_%s=%.3f\n", tool, gv_transport_name(), opt[BW_OPT_SIZE],
            med[WAY_GV], raw, med[WAY_RAW], raw, med[WAY_GV] / med[WAY_RAW]);

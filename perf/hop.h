@@ -180,11 +180,17 @@ static inline void *hop_page_alloc(const char *prog, size_t size)
     return p;
 }
 
+/* The median of @a n values (sorts them, smallest first). */
+static double hop_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(*v), hop_cmp_double);
+    return v[n / 2];
+}
+
 /* Half the median of @a n round trips (sorts them). */
 static double hop_half_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof(*v), hop_cmp_double);
-    return v[n / 2] / 2.0;
+    return hop_median(v, n) / 2.0;
 }
 
 /* The Grapevine way, the same in every tool: hop_on_ping counts pings
@@ -355,6 +361,14 @@ static inline void hop_rtt_alloc(const char *prog, hop_opts_t o, int nways,
         if ((rtt[w] = malloc(sizeof(double) * (size_t)o.blocks *
                              (size_t)o.per)) == NULL)
             gv_abort(1, "%s: out of memory", prog);
+}
+
+static inline void hop_rtt_free(int nways, double **rtt)
+{
+    int w;
+
+    for (w = 0; w < nways; w++)
+        free(rtt[w]);
 }
 
 #endif

@@ -143,8 +143,7 @@ int main(int argc, char **argv)
     free(sbuf);
     free(rbuf);
     free(tbuf);
-    for (w = 0; w < NWAYS; w++)
-        free(rtt[w]);
+    hop_rtt_free(NWAYS, rtt);
     gv_finalize();
     MPI_Finalize();
     return 0;

@@ -335,8 +335,7 @@ int main(int argc, char **argv)
     fi_freeinfo(r.info);
     free(r.buf);
     free(sbuf);
-    for (w = 0; w < NWAYS; w++)
-        free(rtt[w]);
+    hop_rtt_free(NWAYS, rtt);
     gv_finalize();
     return 0;
 }

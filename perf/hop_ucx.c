@@ -109,8 +109,7 @@ int main(int argc, char **argv)
     gv_barrier();
     hop_ucp_close(context, worker);
     free(sbuf);
-    for (w = 0; w < NWAYS; w++)
-        free(rtt[w]);
+    hop_rtt_free(NWAYS, rtt);
     gv_finalize();
     return 0;
 }
