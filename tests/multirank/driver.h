@@ -1,11 +1,14 @@
 /* Shared by the Criterion drivers of multi-rank tests: run a shell
- * command with its output captured, and read a file whole.
- * SPDX-License-Identifier: BSD-3-Clause */
+ * command with its output captured, read a file whole, and expect lines
+ * in an output. SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_TESTS_DRIVER_H
 #define GV_TESTS_DRIVER_H
 
+#include <criterion/criterion.h>
+
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +55,24 @@ static inline int drv_run(const char *cmd, char **out_p)
     if (status == -1)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Expect each of the @a n @a lines somewhere in @a out: every one missing
+ * fails the test with "@a what \"line\"". Returns how many were missing
+ * (the caller shows the output then). */
+static inline int drv_expect_lines(const char *out, const char *const *lines,
+                                   size_t n, const char *what)
+{
+    size_t i;
+    int    missing = 0;
+
+    for (i = 0; i < n; i++) {
+        if (strstr(out, lines[i]) == NULL) {
+            cr_expect_fail("%s \"%s\"", what, lines[i]);
+            missing++;
+        }
+    }
+    return missing;
 }
 
 #endif

@@ -479,7 +479,6 @@ static void forged_frames_rejected(const char *tls_env)
     char          cmd[1024], *out = NULL;
     const char   *line;
     unsigned long n = 0;
-    size_t        i;
     int           rc;
 
     if (!GV_HAVE_UCX)
@@ -499,9 +498,9 @@ static void forged_frames_rejected(const char *tls_env)
     cr_assert(n > 0, "nothing was forged:\n%s", out);
     cr_expect_eq(rc, 0, "real messages were lost, reordered or corrupted "
                  "(exit %d):\n%s", rc, out);
-    for (i = 0; i < sizeof(why) / sizeof(why[0]); i++)
-        cr_expect(strstr(out, why[i]) != NULL,
-                  "no frame was rejected for \"%s\":\n%s", why[i], out);
+    if (drv_expect_lines(out, why, sizeof(why) / sizeof(why[0]),
+                         "no frame was rejected for") > 0)
+        cr_log_error("--- output ---\n%s--- end ---", out);
     free(out);
 }
 
@@ -542,7 +541,7 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
         "a receive failed: Truncation error", /* long, tlong: not shm */
     };
     char   cmd[1024], line[96], *out = NULL;
-    size_t i, n = sizeof(why) / sizeof(why[0]);
+    size_t n = sizeof(why) / sizeof(why[0]);
     int    rc;
 
     if (!GV_HAVE_OFI)
@@ -563,9 +562,8 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
                  (rc == 124) ? ", timed out" : "", out);
     if (strcmp(prov, "shm") == 0)
         n--;
-    for (i = 0; i < n; i++)
-        cr_expect(strstr(out, why[i]) != NULL,
-                  "no frame was rejected for \"%s\":\n%s", why[i], out);
+    if (drv_expect_lines(out, why, n, "no frame was rejected for") > 0)
+        cr_log_error("--- output ---\n%s--- end ---", out);
     free(out);
 }
 
