@@ -724,7 +724,7 @@ static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
      * is not large, OFI_IDF marks an id frame (am_send_id): an 8-byte
      * word with the upper layer's id, then the payload. */
     idf  = !large && (frame[15] & OFI_IDF);
-    skip = frame[15] & (idf ? ~OFI_IDF & 0xff : 0xff);
+    skip = idf ? (frame[15] & ~OFI_IDF) : frame[15];
     if ((skip >= (large ? OFI_RX_ALIGN : 8)) ||
         (skip > len - OFI_WIRE_HDR)) {
         o->n_bad++;
