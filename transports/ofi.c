@@ -334,6 +334,8 @@ typedef struct {
     size_t             inject_size;
     size_t             iov_limit;
     uint8_t            tag[OFI_TAG_LEN];
+    uint64_t           tag_word;    /* bytes 8..15 of a frame, as loaded: */
+    uint64_t           tag_mask;    /*   the tag, and which bits hold it */
     int                has_rma;
     int                dc_atomic_broken;
     int                amo_ok[GV_TL_AMO_LAST];
@@ -690,8 +692,8 @@ static void frame_taken(gv_tl_t *tl, int src)
 }
 
 /* A frame from a tagged buffer (large) or a multi-receive or ring one. */
-static void handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len,
-                         int large)
+static void __attribute__((noinline))
+handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
 {
     ofi_t         *o = tl->priv;
     uint32_t       src, seq;
@@ -913,6 +915,47 @@ static void handle_cq_error(gv_tl_t *tl)
     }
 }
 
+/* The common frame, taken here without handle_frame()'s call and its
+ * branches for the rarer kinds: an id frame (a request or a reply) from a
+ * multi-receive or ring buffer, of this job, from a peer, next in its
+ * sequence with nothing stashed, its id in 16 bits and its payload
+ * aligned. The checks are handle_frame()'s; 0 (nothing taken) sends
+ * anything else there, which says what was wrong with it. */
+static inline int frame_fast(gv_tl_t *tl, ofi_t *o, const uint8_t *frame,
+                             size_t len)
+{
+    uint64_t    w, id;
+    uint32_t    src, seq;
+    unsigned    pad;
+    ofi_peer_t *p;
+
+    if ((len < OFI_WIRE_HDR + OFI_ID_WORD) || (len > o->max_frame))
+        return 0;
+    memcpy(&w, frame + 8, 8);
+    pad = frame[15];
+    if ((((w ^ o->tag_word) & o->tag_mask) != 0) ||
+        ((pad & ~7u) != OFI_IDF))
+        return 0;
+    pad &= 7u;
+    len -= OFI_WIRE_HDR + OFI_ID_WORD;
+    memcpy(&src, frame, 4);
+    memcpy(&seq, frame + 4, 4);
+    memcpy(&id, frame + OFI_WIRE_HDR, 8);
+    if ((pad > len) || (src >= (uint32_t)tl->size) ||
+        ((int)src == tl->rank) || (id > 0xffffu) ||
+        (((uintptr_t)frame & 7) != 0))
+        return 0;
+    p = &o->peers[src];
+    if ((seq != p->rx_seq) || (p->stash != NULL))
+        return 0;
+    p->rx_seq++;
+    o->n_rx++;
+    frame_taken(tl, (int)src);
+    tl->params.recv_id_cb(tl->params.recv_arg, (int)src, (unsigned)id,
+                          frame + OFI_WIRE_HDR + OFI_ID_WORD, len - pad);
+    return 1;
+}
+
 static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
                            size_t n)
 {
@@ -926,10 +969,13 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
             /* The entry's buf is defined for multi-receive buffers only;
              * every other buffer holds its one frame at its start. */
             int large = (ctx->kind == OFI_CTX_LBUF);
-            if ((ent[i].flags & FI_RECV) && (ent[i].len > 0))
-                handle_frame(tl, (o->multi && !large) ? ent[i].buf
-                                                      : (void *)rb->base,
-                             ent[i].len, large);
+            if ((ent[i].flags & FI_RECV) && (ent[i].len > 0)) {
+                const uint8_t *frame = (o->multi && !large)
+                                           ? ent[i].buf
+                                           : (const uint8_t *)rb->base;
+                if (large || !frame_fast(tl, o, frame, ent[i].len))
+                    handle_frame(tl, frame, ent[i].len, large);
+            }
             if (rbuf_released(o, rb, ent[i].flags)) {
                 rb->posted = 0;
                 rbuf_post(o, rb);
@@ -1170,6 +1216,24 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
     return GV_INPROGRESS;
 }
 
+/* Build an id frame of @a padded bytes in @a frame and inject it. */
+static inline gv_status_t id_frame_inject(gv_tl_t *tl, ofi_t *o,
+                                          ofi_peer_t *p, int dst,
+                                          uint64_t *frame, size_t total,
+                                          size_t padded, uint16_t id,
+                                          const void *payload, size_t len)
+{
+    uint64_t w = id;
+
+    frame[padded / 8 - 1] = 0; /* the pad; all the rest is written */
+    wire_hdr(tl, (uint8_t *)frame, p->tx_seq,
+             OFI_IDF | (unsigned)(padded - total));
+    memcpy((uint8_t *)frame + OFI_WIRE_HDR, &w, OFI_ID_WORD);
+    gv__copy_small((uint8_t *)frame + OFI_WIRE_HDR + OFI_ID_WORD, payload,
+                   len);
+    return inject_frame(o, p, dst, frame, padded);
+}
+
 /* am_send_id: an id frame (our header with OFI_IDF, the id in an 8-byte
  * word, the payload, zeros to a multiple of 8) through fi_inject, built
  * on the stack: max_inline leaves room for the id word, so any payload up
@@ -1181,7 +1245,6 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     ofi_peer_t *p;
     size_t      total = OFI_WIRE_HDR + OFI_ID_WORD + len;
     size_t      padded = (total + 7) & ~(size_t)7;
-    uint64_t    w = id;
 
     if (__builtin_expect(((unsigned)dst >= (unsigned)tl->size) ||
                              (dst == tl->rank) ||
@@ -1194,16 +1257,16 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     p = &o->peers[dst];
     if (credit_stalled(o, p))
         return GV_ERR_NO_RESOURCE;
-    {
+    if (padded <= 128) { /* requests and replies: no variable-length frame */
+        uint64_t frame[16];
+
+        return id_frame_inject(tl, o, p, dst, frame, total, padded, id,
+                               payload, len);
+    } else {
         uint64_t frame[padded / 8];
 
-        frame[padded / 8 - 1] = 0; /* the pad; all the rest is written */
-        wire_hdr(tl, (uint8_t *)frame, p->tx_seq,
-                 OFI_IDF | (unsigned)(padded - total));
-        memcpy((uint8_t *)frame + OFI_WIRE_HDR, &w, OFI_ID_WORD);
-        gv__copy_small((uint8_t *)frame + OFI_WIRE_HDR + OFI_ID_WORD,
-                       payload, len);
-        return inject_frame(o, p, dst, frame, padded);
+        return id_frame_inject(tl, o, p, dst, frame, total, padded, id,
+                               payload, len);
     }
 }
 
@@ -1960,6 +2023,14 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                          ? ~0ull
                          : ((1ull << (8 * o->info->domain_attr->mr_key_size)) - 1);
     memcpy(o->tag, tl->boot->key, OFI_TAG_LEN);
+    {
+        uint8_t b[8] = {0};
+
+        memcpy(b, o->tag, OFI_TAG_LEN);
+        memcpy(&o->tag_word, b, 8);
+        memset(b, 0xff, OFI_TAG_LEN);
+        memcpy(&o->tag_mask, b, 8);
+    }
     /* Requested keys (without FI_MR_PROV_KEY) start from a value derived
      * from the job key, so that another job cannot guess them. */
     memcpy(&o->next_key, tl->boot->key + 8, sizeof(o->next_key));
@@ -2191,6 +2262,19 @@ void gv__tl_ofi_counters(gv_tl_t *tl, gv_tl_ofi_counters_t *c_p)
         return;
     c_p->rejected  = ((ofi_t *)tl->priv)->n_bad;
     c_p->tagged_rx = ((ofi_t *)tl->priv)->nlbuf > 0;
+}
+
+void gv__tl_ofi_seqs(gv_tl_t *tl, int rank, uint32_t *tx_p, uint32_t *rx_p)
+{
+    const ofi_t *o;
+
+    *tx_p = *rx_p = 0;
+    if ((tl == NULL) || (tl->ops != &gv_tl_ofi_ops) || (tl->priv == NULL) ||
+        (rank < 0) || (rank >= tl->size))
+        return;
+    o     = tl->priv;
+    *tx_p = o->peers[rank].tx_seq;
+    *rx_p = o->peers[rank].rx_seq;
 }
 
 const gv_tl_ops_t gv_tl_ofi_ops = {
