@@ -1,5 +1,6 @@
 /* Internal hooks into the ofi transport for tests (mr_ofi_stranger): the
- * endpoint name it has for a rank, and what it rejected.
+ * endpoint name it has for a rank, what it rejected, and where the frame
+ * sequences to and from a rank stand.
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_TRANSPORTS_OFI_H
 #define GV_TRANSPORTS_OFI_H
@@ -21,5 +22,10 @@ size_t gv__tl_ofi_name(gv_tl_t *tl, int rank, void *buf, size_t len);
 
 /* For tests only: copy the counters; zeros if tl is not ofi. */
 void gv__tl_ofi_counters(gv_tl_t *tl, gv_tl_ofi_counters_t *c_p);
+
+/* For tests only: the sequence number of the next frame this rank sends
+ * to @a rank (*tx_p) and the one it expects next from @a rank (*rx_p);
+ * zeros if tl is not ofi or @a rank is out of range. */
+void gv__tl_ofi_seqs(gv_tl_t *tl, int rank, uint32_t *tx_p, uint32_t *rx_p);
 
 #endif

@@ -518,7 +518,8 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
  * (mr_ofi_stranger: too short, too long, another job's key, impossible
  * sources, a delivered seq and one far ahead, bad padding, malformed
  * grants, id frames without a valid id; untagged and tagged) while real
- * messages fly: each is rejected with its reason, and
+ * messages fly, and id frames with the very seq the receiver expects next
+ * (so that they meet every check of the transport's fast path) before: each is rejected with its reason, and
  * every real message still arrives once, in order and intact. Over shm
  * the frames longer than the receive buffer are left out (they wedge
  * libfabric 1.17's shm receiver: see mr_ofi_stranger.c). */
@@ -538,6 +539,8 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
         "dropped a 16-byte id frame without a valid id",
         "dropped a 72-byte frame without this job's key",
         "dropped a 128-byte frame with 64 bytes of padding",
+        "dropped a 32-byte frame without this job's key",
+        "dropped a 32-byte id frame without a valid id",
         "a receive failed: Truncation error", /* long, tlong: not shm */
     };
     char   cmd[1024], line[96], *out = NULL;
@@ -569,12 +572,12 @@ static void forged_frames_rejected_ofi(const char *prov, int kinds)
 
 Test(fault, forged_frames_rejected_ofi_shm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("shm", 13);
+    forged_frames_rejected_ofi("shm", 19);
 }
 
 Test(fault, forged_frames_rejected_ofi_rxm, .timeout = 120)
 {
-    forged_frames_rejected_ofi("tcp;ofi_rxm", 15);
+    forged_frames_rejected_ofi("tcp;ofi_rxm", 21);
 }
 
 /* A rank stuck inside its network library's progress (fault injected

@@ -16,6 +16,18 @@
  *   pad        byte 15 claims 8 bytes of padding (at most 7);
  *   grant_len  a grant (byte 15 = 0x80) of 24 bytes, not 16;
  *   grant_far  a grant for 2^30 frames, more than the receiver sent;
+ * id frames (a request's or a reply's shape) that carry the very seq the
+ * receiver expects next from rank 0, sent before round 0 while every
+ * receiver waits for them, so that they pass the sequence check and meet
+ * the others (those of ofi.c's fast path, frame_fast, first); each names
+ * handler id 0xfff0, which no job registers, so that one taken by mistake
+ * is refused by the AM layer instead and the transport's count falls short:
+ *   fkey       another job's key;
+ *   fsrc       a source rank no job has;
+ *   fself      the receiver's own rank as the source (its seq 0);
+ *   fstale     rank 0's seq just before the expected one;
+ *   fid_big    an id word over 16 bits;
+ *   fpad       7 bytes of padding after an empty payload;
  * and, where the receiver posts buffers for tagged (large) frames and the
  * stranger's endpoint has FI_TAGGED, tagged ones:
  *   tkey       another job's key;
@@ -79,14 +91,17 @@
 
 enum {
     K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_AHEAD, K_PAD,
-    K_GRANT_LEN, K_GRANT_FAR, K_ID_BIG, K_ID_SHORT, K_TKEY, K_TLONG, K_TPAD,
-    NKINDS
+    K_GRANT_LEN, K_GRANT_FAR, K_ID_BIG, K_ID_SHORT, K_FKEY, K_FSRC, K_FSELF,
+    K_FSTALE, K_FID_BIG, K_FPAD, K_TKEY, K_TLONG, K_TPAD, NKINDS
 };
+#define K_FIRST_FRESH  K_FKEY
 #define K_FIRST_TAGGED K_TKEY
+#define FRESH_ID       0xfff0u  /* a handler id no job registers */
 
 static const char *const kind_name[NKINDS] = {
     "short", "long", "key", "src", "self", "stale", "ahead", "pad",
-    "grant_len", "grant_far", "id_big", "id_short", "tkey", "tlong", "tpad",
+    "grant_len", "grant_far", "id_big", "id_short", "fkey", "fsrc", "fself",
+    "fstale", "fid_big", "fpad", "tkey", "tlong", "tpad",
 };
 
 /* The stranger's own libfabric objects (rank 0). */
@@ -110,6 +125,7 @@ static raw_t     raw;
 static uint32_t  tagged_rx[MAX_RANKS];           /* per rank */
 static uint32_t  forged[MAX_RANKS][NKINDS];      /* rank 0: per victim */
 static int       oversize;   /* --oversize: long and tlong over shm too */
+static int       failures;
 
 static void attack_all(void);
 
@@ -316,6 +332,8 @@ static void attack(int v)
         int    tagged = (k >= K_FIRST_TAGGED);
         size_t len    = WIRE_HDR + 8;
 
+        if ((k >= K_FIRST_FRESH) && !tagged)
+            continue; /* attack_fresh() */
         if (tagged && !(raw.tagged && tagged_rx[v]))
             continue;
         if (((k == K_LONG) || (k == K_TLONG)) && shm && !oversize)
@@ -375,6 +393,43 @@ static void attack(int v)
     }
 }
 
+/* The fresh kinds to rank @a v, which expects @a seq next from rank 0. */
+static void attack_fresh(int v, uint32_t seq)
+{
+    const uint64_t fresh_id = FRESH_ID;
+    int            k;
+
+    for (k = K_FIRST_FRESH; k < K_FIRST_TAGGED; k++) {
+        size_t len = WIRE_HDR + 8 + 8; /* header, id word, 8 bytes */
+
+        switch (k) {
+        case K_FKEY:
+            forge_hdr(0, seq, IDF, len);
+            raw.buf[8 + 3] ^= 0x01;
+            break;
+        case K_FSRC:
+            forge_hdr(0x7fffffffu, seq, IDF, len);
+            break;
+        case K_FSELF:
+            forge_hdr((uint32_t)v, 0, IDF, len);
+            break;
+        case K_FSTALE:
+            forge_hdr(0, seq - 1, IDF, len);
+            break;
+        case K_FID_BIG: /* the id word reads 0xa5a5... */
+            forge_hdr(0, seq, IDF, len);
+            break;
+        case K_FPAD:
+            len = WIRE_HDR + 8;
+            forge_hdr(0, seq, IDF | 7, len);
+            break;
+        }
+        if (k != K_FID_BIG)
+            memcpy(raw.buf + WIRE_HDR, &fresh_id, 8);
+        forged[v][k] += (uint32_t)raw_send(v, len, 0);
+    }
+}
+
 static void attack_all(void)
 {
     int v;
@@ -399,13 +454,94 @@ static int rejected_enough(void *arg)
     return (c.rejected >= w->want) || (gv__now_ns() > w->deadline_ns);
 }
 
+struct wait_seq {
+    uint32_t want;
+    uint64_t deadline_ns;
+};
+
+static int seq_reached(void *arg)
+{
+    struct wait_seq *w = arg;
+    uint32_t         tx, rx;
+
+    gv__tl_ofi_seqs(gv__ctx.tl, 0, &tx, &rx);
+    return (rx == w->want) || (gv__now_ns() > w->deadline_ns);
+}
+
+/* The fresh kinds (see the top), before any other forgery: every rank
+ * first takes every frame rank 0 has sent it, so that rank 0 knows the seq
+ * it expects next; rank 0 forges while every other rank waits until it has
+ * rejected them, before rank 0 sends it anything real. Synchronised
+ * through the bootstrap, which does not use the transport's sequences. */
+static void fresh_phase(void)
+{
+    uint32_t next[MAX_RANKS] = {0}, *all, tx, rx, sent = 0;
+    int      v, k;
+
+    all = calloc((size_t)np, sizeof(next));
+    if (all == NULL)
+        gv_abort(1, "mr_ofi_stranger: out of memory");
+    if (me == 0)
+        for (v = 1; v < np; v++)
+            gv__tl_ofi_seqs(gv__ctx.tl, v, &next[v], &rx);
+    MR_OK(gv__boot_allgather(gv__ctx.boot, next, sizeof(next), all));
+    if (me != 0) {
+        struct wait_seq w = {
+            .want        = all[me], /* rank 0's row comes first */
+            .deadline_ns = gv__now_ns() + RAW_WAIT_S * 1000000000ull,
+        };
+        gv_wait(seq_reached, &w);
+        gv__tl_ofi_seqs(gv__ctx.tl, 0, &tx, &rx);
+        if (rx != w.want) {
+            fprintf(stderr, "[%04d] FAIL expects seq %u from rank 0, which "
+                    "sent %u frames\n", me, rx, w.want);
+            failures++;
+        }
+    }
+    MR_OK(gv__boot_allgather(gv__ctx.boot, next, sizeof(next), all));
+    /* The receivers poll while rank 0 sends: a provider may need them to
+     * (rxm connects on the first frame). Every fresh kind goes out. */
+    memset(next, 0, sizeof(next));
+    if (me == 0) {
+        for (v = 1; v < np; v++) {
+            uint32_t seq;
+
+            gv__tl_ofi_seqs(gv__ctx.tl, v, &seq, &rx);
+            attack_fresh(v, seq);
+            for (k = K_FIRST_FRESH; k < K_FIRST_TAGGED; k++)
+                next[v] += forged[v][k];
+        }
+    } else {
+        struct wait_rej w = {
+            .want        = K_FIRST_TAGGED - K_FIRST_FRESH,
+            .deadline_ns = gv__now_ns() + RAW_WAIT_S * 1000000000ull,
+        };
+
+        gv_wait(rejected_enough, &w);
+    }
+    MR_OK(gv__boot_allgather(gv__ctx.boot, next, sizeof(next), all));
+    sent = all[me];
+    if (me != 0) {
+        gv_tl_ofi_counters_t c;
+
+        gv__tl_ofi_counters(gv__ctx.tl, &c);
+        if (c.rejected != sent) {
+            fprintf(stderr, "[%04d] FAIL rejected %llu of the %u fresh "
+                    "frames forged to it\n", me,
+                    (unsigned long long)c.rejected, sent);
+            failures++;
+        }
+    }
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     gv_am_id_t           id;
     gv_tl_ofi_counters_t c;
     uint32_t             mine[MAX_RANKS * NKINDS], *all;
     uint64_t             expect = 0, want;
-    int                  failures = 0, i, k;
+    int                  i, k;
 
     mr_init(&argc, &argv);
     for (i = 1; i < argc; i++) {
@@ -438,6 +574,7 @@ int main(int argc, char **argv)
             raw_insert(i);
     }
     gv_barrier();
+    fresh_phase();
 
     /* Round 0: every rank delivers frames from every other (so rank 0's
      * seq 0 is stale everywhere before the attack). */
