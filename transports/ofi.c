@@ -48,13 +48,21 @@
  * with many frames and reposted when a completion says the provider
  * released the buffer. Otherwise they are a ring of OFI_RING_N one-frame
  * buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it always fits.
- * The multi-receive buffers are kept smallish because every frame lands
- * on the next fresh bytes of one: cycling through a few MiB keeps those
- * writes in cache, where 24 MiB made the provider's copy write cold memory
- * (64 KiB ping-pong over shm: 12.6 us with 3 x 8 MiB, 8.8 us with
- * 4 x 1 MiB, 7.5 us with 4 x 512 KiB). Bigger buffers only delay what
- * flow control (below) prevents: shm running out of receive entries in a
- * flood (4 x 512 KiB wedged a rank sooner than 4 x 2 MiB).
+ * The multi-receive buffers are kept small because every frame lands on
+ * the next fresh bytes of one, and the provider's copy into bytes that
+ * have left this core's cache is slow: 24 MiB of buffers made a 64 KiB
+ * ping-pong over shm 12.6 us, 4 x 1 MiB 8.8 us. With 4 x 512 KiB (tagged
+ * frames, so 4 of the largest untagged ones each) against 4 x 2 MiB, our
+ * hop over libfabric's own went from 1.53x to 1.15x at 4000 bytes, 2.55x
+ * to 1.72x at 32 KiB, 1.64x to 1.36x at 64 KiB, 1.56x to 1.42x at 120 KB,
+ * and stayed at 8 bytes and 1-8 KiB (perf/RESULTS.md, fourteenth
+ * session). 4 x 256 KiB did better at 2 KiB, but a buffer that holds two
+ * of the frames that go into it (64-128 KiB) is released every second
+ * frame, and those hops took 3x as long. Bigger buffers only delay what
+ * flow control (below) prevents, shm running out of receive entries in a
+ * flood (4 x 512 KiB wedged a rank sooner than 4 x 2 MiB before there
+ * was flow control): it bounds the frames in flight by entries, not
+ * bytes.
  *
  * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
  * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
@@ -173,9 +181,12 @@
 #define OFI_WIRE_HDR    16                 /* src, seq, tag, pad */
 #define OFI_TAG_LEN     7
 #define OFI_MAX_FRAME   ((1u << 20) + 4096) /* one 1 MiB payload + headers */
+#ifndef OFI_NRBUF
 #define OFI_NRBUF       4                  /* multi-receive buffers, each */
-#define OFI_RBUF_FRAMES 16                 /*   holding this many of the
-                                              largest frames they take */
+#endif                                     /*   holding this many of the */
+#ifndef OFI_RBUF_FRAMES                    /*   largest frames they take */
+#define OFI_RBUF_FRAMES 4                  /*   (build-time settings, as */
+#endif                                     /*   OFI_NLBUF below) */
 #define OFI_RING_FRAME  ((64u << 10) + 64) /* without FI_MULTI_RECV: a ring */
 #define OFI_RING_N      256                /*   of buffers, one frame each
                                               (a 64 KiB batch and headers) */
