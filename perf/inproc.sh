@@ -86,17 +86,18 @@ for cfg in "tcp|tcp,self|tcp" "shm|sm,self|shm" "ucx|sm,self|ucx/sm" \
         echo "| $label | (the peer side needs UCX) | | | | | | |"
         continue
     fi
-    measure "$label" "env GV_TRANSPORT=$tl UCX_TLS=$utls timeout 120 $B/bin/gvrun -n 2" \
-        "UCP, UCX_TLS=$utls (ucp_am_lat, ucp_am_bw)" \
-        hop_ucx gv_ns ucp_ns bw_ucx gv_MBps ucp_MBps
+    IFS='|' read -r launch tool gk pk _ <<<"$(hop_way "$label" "$B")"
+    measure "$label" "$launch" "UCP, UCX_TLS=$utls (ucp_am_lat, ucp_am_bw)" \
+        "$tool" "$gk" "$pk" bw_ucx gv_MBps ucp_MBps
 done
 for prov in "shm" "tcp;ofi_rxm"; do
     label="ofi/${prov%%;*}"
     want "$label" || continue
     built ofi || { echo "| $label | not built | | | | | | |"; continue; }
-    measure "$label" "env GV_TRANSPORT=ofi FI_PROVIDER='$prov' timeout 120 $B/bin/gvrun -n 2" \
+    IFS='|' read -r launch tool gk pk _ <<<"$(hop_way "$label" "$B")"
+    measure "$label" "$launch" \
         "libfabric endpoint, $prov (fi_pingpong's way; ping-pong bw)" \
-        hop_ofi gv_ns ofi_ns "hop_ofi -s 1048576" gv_MBps ofi_MBps
+        "$tool" "$gk" "$pk" "$tool -s 1048576" gv_MBps ofi_MBps
 done
 for btl in "self,vader" "self,tcp"; do
     label="mpi/${btl#self,}"
@@ -105,7 +106,8 @@ for btl in "self,vader" "self,tcp"; do
         echo "| $label | not built | | | | | | |"
         continue
     fi
-    measure "$label" "timeout 120 mpirun --oversubscribe -np 2 --mca btl $btl -x GV_TRANSPORT=mpi -x GV_WARN_UNUSED_ENV" \
+    IFS='|' read -r launch tool gk pk _ <<<"$(hop_way "$label" "$B")"
+    measure "$label" "$launch" \
         "MPI_Send/MPI_Recv; perf/mpi_pingpong's streaming, btl $btl" \
-        hop_mpi gv_ns recv_ns bw_mpi gv_MBps mpi_MBps
+        "$tool" "$gk" "$pk" bw_mpi gv_MBps mpi_MBps
 done
