@@ -53,10 +53,10 @@
  * have left this core's cache is slow: 24 MiB of buffers made a 64 KiB
  * ping-pong over shm 12.6 us, 4 x 1 MiB 8.8 us. With 4 x 512 KiB (tagged
  * frames, so 4 of the largest untagged ones each) against 4 x 2 MiB, our
- * hop over libfabric's own went from 1.53x to 1.15x at 4000 bytes, 2.55x
- * to 1.72x at 32 KiB, 1.64x to 1.36x at 64 KiB, 1.56x to 1.42x at 120 KB,
- * and stayed at 8 bytes and 1-8 KiB (perf/RESULTS.md, fourteenth
- * session). 4 x 256 KiB did better at 2 KiB, but a buffer that holds two
+ * hop over libfabric's own went from 1.52x to 1.26x at 4000 bytes, 1.64x
+ * to 1.33x at 64 KiB, 1.56x to 1.42x at 120 KB, and stayed at 8 bytes,
+ * 1-8 KiB and 1 MiB; 32 KiB was 2.55x -> 1.72x in one run and unchanged
+ * in the next (perf/RESULTS.md, fourteenth session). 4 x 256 KiB did better at 2 KiB, but a buffer that holds two
  * of the frames that go into it (64-128 KiB) is released every second
  * frame, and those hops took 3x as long. Bigger buffers only delay what
  * flow control (below) prevents, shm running out of receive entries in a
