@@ -381,7 +381,8 @@ static held_t *held_copy(mpi_tl_t *m, int src, const uint8_t *buf,
 /* The byte count of a completed receive of MPI_BYTE. Open MPI keeps it
  * in the status (what MPI_Get_count divides by the type's size); reading
  * it there takes a load instead of a library call, which was a sixth of
- * what the transport spent on a delivered message. Other MPIs: the call. */
+ * what the transport spent on a delivered message. Other MPIs, or a build
+ * with make OPT="-O2 -g -DGV_MPI_GET_COUNT": the call. */
 static inline size_t status_bytes(const MPI_Status *st)
 {
 #if defined(OPEN_MPI) && (OMPI_MAJOR_VERSION >= 2) && !defined(GV_MPI_GET_COUNT)
@@ -411,8 +412,8 @@ static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
         return;
     }
     if (count < 0) {
-        reject(m, src, "%lld bytes in a %d-byte receive", (long long)bytes,
-               (int)m->eager);
+        reject(m, src, "a %d-byte receive holds %lld bytes", (int)m->eager,
+               (long long)bytes);
         return;
     }
     if ((st->MPI_TAG >= TAG_ID) && (st->MPI_TAG <= TAG_ID_LAST) && m->id_ok) {
@@ -813,7 +814,8 @@ static gv_status_t mpi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         return GV_ERR_INVALID;
     if (len > SEND_NOW_MAX)
         return send_eager(m, dst, TAG_ID + (int)id, NULL, 0, payload, len);
-    /* send_eager()'s MPI_Send, without its copy: the payload is the frame */
+    /* send_eager()'s MPI_Send (the payload is the whole message), without
+     * the call and its frame */
     rc = MPI_Send(payload, (int)len, MPI_BYTE, dst, TAG_ID + (int)id,
                   m->am_comm);
     if (__builtin_expect(rc != MPI_SUCCESS, 0)) {

@@ -42,27 +42,27 @@
  * delivered when the gap closes; in order, frames are handed to recv_cb
  * straight from the receive buffer.
  *
- * Receive buffers are FI_MULTI_RECV when the provider completes receives
- * in order (shm; see has_multi for why rxm does not qualify): OFI_NRBUF
+ * Receive buffers are FI_MULTI_RECV when the provider completes receives in
+ * order (shm; see has_multi for why rxm does not qualify): OFI_NRBUF
  * buffers, each OFI_RBUF_FRAMES times the largest frame they take, filled
- * with many frames and reposted when a completion says the provider
- * released the buffer. Otherwise they are a ring of OFI_RING_N one-frame
- * buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it always fits.
- * The multi-receive buffers are kept small because every frame lands on
- * the next fresh bytes of one, and the provider's copy into bytes that
- * have left this core's cache is slow: 24 MiB of buffers made a 64 KiB
+ * with as many frames as fit and reposted when a completion says the
+ * provider released the buffer. Otherwise they are a ring of OFI_RING_N
+ * one-frame buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it
+ * always fits. The multi-receive buffers are kept small because every frame
+ * lands on the next fresh bytes of one, and the provider's copy into bytes
+ * that have left this core's cache is slow: 24 MiB of buffers made a 64 KiB
  * ping-pong over shm 12.6 us, 4 x 1 MiB 8.8 us. With 4 x 512 KiB (tagged
- * frames, so 4 of the largest untagged ones each) against 4 x 2 MiB, our
- * hop over libfabric's own went from 1.52x to 1.26x at 4000 bytes, 1.64x
- * to 1.33x at 64 KiB, 1.56x to 1.42x at 120 KB, and stayed at 8 bytes,
- * 1-8 KiB and 1 MiB; 32 KiB was 2.55x -> 1.72x in one run and unchanged
- * in the next (perf/RESULTS.md, fourteenth session). 4 x 256 KiB did better at 2 KiB, but a buffer that holds two
- * of the frames that go into it (64-128 KiB) is released every second
- * frame, and those hops took 3x as long. Bigger buffers only delay what
- * flow control (below) prevents, shm running out of receive entries in a
- * flood (4 x 512 KiB wedged a rank sooner than 4 x 2 MiB before there
- * was flow control): it bounds the frames in flight by entries, not
- * bytes.
+ * frames, so 4 of the largest untagged ones each) against 4 x 2 MiB, our hop
+ * over libfabric's own went from 1.52x to 1.26x at 4000 bytes, 1.64x to
+ * 1.33x at 64 KiB, 1.56x to 1.42x at 120 KB; no change could be seen at 8
+ * bytes, 1-2 KiB, 8 KiB and 1 MiB; 32 KiB was 2.55x -> 1.72x in one run and
+ * unchanged in the next (perf/RESULTS.md, fourteenth session). 4 x 256 KiB
+ * did better at 2 KiB, but a buffer that holds two of the frames that go
+ * into it (64-128 KiB) is released every second frame, and those hops took
+ * 3x as long. Bigger buffers only delay what flow control (below) prevents,
+ * shm running out of receive entries in a flood (4 x 512 KiB wedged a rank
+ * sooner than 4 x 2 MiB before there was flow control): it bounds the frames
+ * in flight by entries, not bytes.
  *
  * Large frames. With FI_TAGGED, frames above OFI_LARGE_MIN (with the ring:
  * above a ring buffer) up to OFI_MAX_FRAME travel as tagged messages into
@@ -187,6 +187,8 @@
 #ifndef OFI_RBUF_FRAMES                    /*   largest frames they take */
 #define OFI_RBUF_FRAMES 4                  /*   (build-time settings, as */
 #endif                                     /*   OFI_NLBUF below) */
+_Static_assert((OFI_NRBUF >= 1) && (OFI_RBUF_FRAMES >= 2),
+               "multi-receive buffers: at least one, of two frames each");
 #define OFI_RING_FRAME  ((64u << 10) + 64) /* without FI_MULTI_RECV: a ring */
 #define OFI_RING_N      256                /*   of buffers, one frame each
                                               (a 64 KiB batch and headers) */
