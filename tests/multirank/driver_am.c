@@ -518,8 +518,9 @@ Test(fault, forged_frames_rejected_ucx_tcp, .timeout = 120)
  * (mr_ofi_stranger: too short, too long, another job's key, impossible
  * sources, a delivered seq and one far ahead, bad padding, malformed
  * grants, id frames without a valid id; untagged and tagged) while real
- * messages fly, and id frames with the very seq the receiver expects next
- * (so that they meet every check of the transport's fast path) before: each is rejected with its reason, and
+ * messages fly, and before them id frames with the very seq the receiver
+ * expects next (so that they meet every check of the transport's fast
+ * path): each is rejected with its reason, and
  * every real message still arrives once, in order and intact. Over shm
  * the frames longer than the receive buffer are left out (they wedge
  * libfabric 1.17's shm receiver: see mr_ofi_stranger.c). */

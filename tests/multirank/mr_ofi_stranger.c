@@ -27,7 +27,9 @@
  *   fself      the receiver's own rank as the source (its seq 0);
  *   fstale     rank 0's seq just before the expected one;
  *   fid_big    an id word over 16 bits;
- *   fpad       7 bytes of padding after an empty payload;
+ *   fpad       7 bytes of padding claimed for a frame that ends with its
+ *              id word (the slow path then finds no id: "without a valid
+ *              id", id_big's reason);
  * and, where the receiver posts buffers for tagged (large) frames and the
  * stranger's endpoint has FI_TAGGED, tagged ones:
  *   tkey       another job's key;
@@ -533,6 +535,13 @@ static void fresh_phase(void)
         }
     }
     free(all);
+    /* A frame taken by mistake has moved a sequence on (the real frame it
+     * took the place of would be dropped as stale, and round 0 wait for
+     * it) or counts as handled for quiescence (the barriers would wait):
+     * stop here, with the reason above, rather than at the time limit. */
+    if (failures > 0)
+        gv_abort(1, "mr_ofi_stranger: rank %d did not reject every fresh "
+                 "forged frame", me);
 }
 
 int main(int argc, char **argv)
