@@ -51,6 +51,10 @@ if ! hop_way "$LABEL" "$A" >/dev/null; then
     exit 2
 fi
 IFS='|' read -r _ TOOL GK PK NEEDS <<<"$(hop_way "$LABEL" "$A")"
+if [ "$TOOL" = hop_mpi ] && ! command -v mpirun >/dev/null 2>&1; then
+    echo "ab.sh: $LABEL needs mpirun (apt-get install openmpi-bin)" >&2
+    exit 77
+fi
 for d in "$A" "$BB"; do
     # shellcheck disable=SC2034 # B: read by built() in common.sh
     B=$d
@@ -65,7 +69,7 @@ for d in "$A" "$BB"; do
         exit 2
     fi
 done
-T=$(mktemp -d /tmp/gv-ab-XXXXXX)
+T=$(mktemp -d /tmp/gv-ab-XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
@@ -74,9 +78,10 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 one() {
     local d=$1 launch line g p
     IFS='|' read -r launch _ <<<"$(hop_way "$LABEL" "$d")"
-    line=$(eval "$launch $d/perf/$TOOL ${ARGS[*]}" 2>"$T/err" | grep "^$TOOL " | tail -n 1)
+    line=$(eval "$launch $(printf '%q ' "$d/perf/$TOOL" "${ARGS[@]}")" \
+               2>"$T/err" | grep "^$TOOL " | tail -n 1)
     g=$(field "$GK" "$line") p=$(field "$PK" "$line")
-    if [ -z "$g" ] || [ -z "$p" ]; then
+    if [ -z "$g" ] || [ -z "$p" ] || ! awk -v p="$p" 'BEGIN { exit !(p > 0) }'; then
         echo "ab.sh: no figures from $d/perf/$TOOL:" >&2
         tail -n 3 "$T/err" >&2
         echo "-"

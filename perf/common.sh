@@ -33,7 +33,8 @@ med() { # values... -> median (empty values ignored)
 # 2-rank job, TOOL is the perf/ program, the keys name its two one-way
 # figures, NEEDS the transports that must be built.
 hop_way() {
-    local b=$2
+    local b
+    b=$(printf '%q' "$2")
     case $1 in
     tcp | shm | ucx/sm | ucx/tcp)
         local tl=${1%%/*} tls
