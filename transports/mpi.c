@@ -160,7 +160,6 @@ typedef struct {
     int           ndirty;
 
     uint64_t      rejected;
-    int           id_ok;           /* GV_TL_CAP_AM_ID: id tags are ours */
 } mpi_tl_t;
 
 static const char *mpi_err(int rc, char *buf, size_t len)
@@ -416,7 +415,8 @@ static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
                (long long)bytes);
         return;
     }
-    if ((st->MPI_TAG >= TAG_ID) && (st->MPI_TAG <= TAG_ID_LAST) && m->id_ok) {
+    if ((st->MPI_TAG >= TAG_ID) && (st->MPI_TAG <= TAG_ID_LAST) &&
+        (tl->attr.caps & GV_TL_CAP_AM_ID)) {
         if (m->peers[src].head != NULL) {
             held_t *h = held_copy(m, src, buf, (size_t)count);
             h->id     = st->MPI_TAG - TAG_ID;
@@ -435,6 +435,15 @@ static void ring_handle(mpi_tl_t *m, gv_tl_t *tl, unsigned i,
     } else {
         tl->params.recv_cb(tl->params.recv_arg, src, buf, (size_t)count);
     }
+}
+
+/* The ring's head slot @a i is done with: move the head on; the slot is
+ * started again by the next ring_progress(). */
+static inline void ring_advance(mpi_tl_t *m, unsigned i)
+{
+    m->ring_on[i] = 0;
+    m->ring_head  = (i + 1 == m->nring) ? 0 : i + 1;
+    m->nrepost++;
 }
 
 /* The ring's head slot @a i completed its MPI_Test() with @a rc: deliver
@@ -468,9 +477,7 @@ ring_complete(mpi_tl_t *m, gv_tl_t *tl, unsigned i, int rc,
     } else {
         ring_handle(m, tl, i, st);
     }
-    m->ring_on[i] = 0;
-    m->ring_head  = (i + 1 == m->nring) ? 0 : i + 1;
-    m->nrepost++;
+    ring_advance(m, i);
 }
 
 /* Test the ring's head once: 1 if it completed (and was delivered or
@@ -493,15 +500,13 @@ static inline int ring_test_head(mpi_tl_t *m, gv_tl_t *tl)
         src = (unsigned)st.MPI_SOURCE;
         len = status_bytes(&st);
         if (((unsigned)(st.MPI_TAG - TAG_ID) <= TAG_ID_LAST - TAG_ID) &&
-            m->id_ok && (src < (unsigned)tl->size) &&
+            (tl->attr.caps & GV_TL_CAP_AM_ID) && (src < (unsigned)tl->size) &&
             (src != (unsigned)tl->rank) && (len <= m->eager) &&
             (m->peers[src].head == NULL)) {
             tl->params.recv_id_cb(tl->params.recv_arg, (int)src,
                                   (unsigned)(st.MPI_TAG - TAG_ID),
                                   ring_buf(m, i), len);
-            m->ring_on[i] = 0;
-            m->ring_head  = (i + 1 == m->nring) ? 0 : i + 1;
-            m->nrepost++;
+            ring_advance(m, i);
             return 1;
         }
     }
@@ -705,6 +710,25 @@ static gv_status_t isend(mpi_tl_t *m, send_slot_t *s, const void *buf,
     return GV_OK;
 }
 
+/* A whole message of @a len bytes at @a f, up to SEND_NOW_MAX, with @a
+ * tag on am_comm. Far below every BTL's and UCX's eager limit, so
+ * MPI_Send returns as soon as MPI has copied the bytes, whatever the
+ * receiver does; and it costs less than MPI_Isend plus MPI_Test. MPI keeps
+ * it in order with earlier MPI_Isend calls to the same rank. */
+static inline __attribute__((always_inline)) gv_status_t
+send_now(mpi_tl_t *m, int dst, int tag, const void *f, size_t len)
+{
+    ERRBUF;
+    int rc = MPI_Send(f, (int)len, MPI_BYTE, dst, tag, m->am_comm);
+
+    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
+        gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", len,
+                        ERRSTR(rc));
+        return GV_ERR_UNREACHABLE;
+    }
+    return GV_OK;
+}
+
 /* A whole message of at most m->eager bytes, hdr then payload, with @a
  * tag on am_comm: copied or sent on return (max_inline). */
 static gv_status_t send_eager(mpi_tl_t *m, int dst, int tag, const void *hdr,
@@ -714,14 +738,8 @@ static gv_status_t send_eager(mpi_tl_t *m, int dst, int tag, const void *hdr,
     send_slot_t *s;
 
     if (total <= SEND_NOW_MAX) {
-        /* Far below every BTL's and UCX's eager limit, so MPI_Send returns
-         * as soon as MPI has copied the bytes, whatever the receiver does;
-         * and it costs less than MPI_Isend plus MPI_Test. MPI keeps it in
-         * order with earlier MPI_Isend calls to the same rank. */
         uint8_t     tmp[SEND_NOW_MAX];
         const void *f = payload; /* already one frame if hdr_len is 0 */
-        ERRBUF;
-        int         rc;
 
         if (hdr_len != 0) {
             memcpy(tmp, hdr, hdr_len);
@@ -729,13 +747,7 @@ static gv_status_t send_eager(mpi_tl_t *m, int dst, int tag, const void *hdr,
                 memcpy(tmp + hdr_len, payload, len);
             f = tmp;
         }
-        rc = MPI_Send(f, (int)total, MPI_BYTE, dst, tag, m->am_comm);
-        if (rc != MPI_SUCCESS) {
-            gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", total,
-                            ERRSTR(rc));
-            return GV_ERR_UNREACHABLE;
-        }
-        return GV_OK;
+        return send_now(m, dst, tag, f, total);
     }
     s = slot_get(m);
     if (s == NULL)
@@ -805,25 +817,14 @@ static gv_status_t mpi_am_send(gv_tl_t *tl, int dst, const void *hdr,
 static gv_status_t mpi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
                                   const void *payload, size_t len)
 {
-    mpi_tl_t *m = tl->priv;
-    ERRBUF;
-    int       rc;
-
     if ((dst < 0) || (dst >= tl->size) || (dst == tl->rank) ||
         (len > tl->attr.max_inline))
         return GV_ERR_INVALID;
-    if (len > SEND_NOW_MAX)
-        return send_eager(m, dst, TAG_ID + (int)id, NULL, 0, payload, len);
-    /* send_eager()'s MPI_Send (the payload is the whole message), without
-     * the call and its frame */
-    rc = MPI_Send(payload, (int)len, MPI_BYTE, dst, TAG_ID + (int)id,
-                  m->am_comm);
-    if (__builtin_expect(rc != MPI_SUCCESS, 0)) {
-        gv__peer_failed(dst, "MPI_Send of %zu bytes failed: %s", len,
-                        ERRSTR(rc));
-        return GV_ERR_UNREACHABLE;
-    }
-    return GV_OK;
+    /* The payload is the whole message: straight to send_now(), without
+     * send_eager()'s call and frame. */
+    if (len <= SEND_NOW_MAX)
+        return send_now(tl->priv, dst, TAG_ID + (int)id, payload, len);
+    return send_eager(tl->priv, dst, TAG_ID + (int)id, NULL, 0, payload, len);
 }
 
 static unsigned mpi_progress(gv_tl_t *tl)
@@ -1368,10 +1369,8 @@ static gv_status_t mpi_init(gv_tl_t *tl)
 
         if ((MPI_Comm_get_attr(m->am_comm, MPI_TAG_UB, &ub, &flag) ==
              MPI_SUCCESS) && flag && (ub != NULL) &&
-            (*(int *)ub >= TAG_ID_LAST) && (tl->params.recv_id_cb != NULL)) {
+            (*(int *)ub >= TAG_ID_LAST) && (tl->params.recv_id_cb != NULL))
             tl->attr.caps |= GV_TL_CAP_AM_ID;
-            m->id_ok = 1;
-        }
     }
     if (tl->params.heap_size > 0) {
         status = win_open(m, tl);
