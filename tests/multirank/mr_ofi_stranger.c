@@ -442,29 +442,26 @@ static void attack_all(void)
 
 /* ---- main --------------------------------------------------------------- */
 
-struct wait_rej {
+/* What a wait below waits for (rejections, a seq), and until when. */
+struct wait_until {
     uint64_t want;
     uint64_t deadline_ns;
 };
 
 static int rejected_enough(void *arg)
 {
-    struct wait_rej     *w = arg;
+    struct wait_until   *w = arg;
     gv_tl_ofi_counters_t c;
 
     gv__tl_ofi_counters(gv__ctx.tl, &c);
     return (c.rejected >= w->want) || (gv__now_ns() > w->deadline_ns);
 }
 
-struct wait_seq {
-    uint32_t want;
-    uint64_t deadline_ns;
-};
-
+/* Rank 0's frames taken: w->want is the seq expected next from it. */
 static int seq_reached(void *arg)
 {
-    struct wait_seq *w = arg;
-    uint32_t         tx, rx;
+    struct wait_until *w = arg;
+    uint32_t           tx, rx;
 
     gv__tl_ofi_seqs(gv__ctx.tl, 0, &tx, &rx);
     return (rx == w->want) || (gv__now_ns() > w->deadline_ns);
@@ -477,7 +474,7 @@ static int seq_reached(void *arg)
  * through the bootstrap, which does not use the transport's sequences. */
 static void fresh_phase(void)
 {
-    uint32_t next[MAX_RANKS] = {0}, *all, tx, rx, sent = 0;
+    uint32_t next[MAX_RANKS] = {0}, *all, tx, rx, sent;
     int      v, k;
 
     all = calloc((size_t)np, sizeof(next));
@@ -488,7 +485,7 @@ static void fresh_phase(void)
             gv__tl_ofi_seqs(gv__ctx.tl, v, &next[v], &rx);
     MR_OK(gv__boot_allgather(gv__ctx.boot, next, sizeof(next), all));
     if (me != 0) {
-        struct wait_seq w = {
+        struct wait_until w = {
             .want        = all[me], /* rank 0's row comes first */
             .deadline_ns = gv__now_ns() + RAW_WAIT_S * 1000000000ull,
         };
@@ -496,7 +493,7 @@ static void fresh_phase(void)
         gv__tl_ofi_seqs(gv__ctx.tl, 0, &tx, &rx);
         if (rx != w.want) {
             fprintf(stderr, "[%04d] FAIL expects seq %u from rank 0, which "
-                    "sent %u frames\n", me, rx, w.want);
+                    "sent %u frames\n", me, rx, all[me]);
             failures++;
         }
     }
@@ -514,7 +511,7 @@ static void fresh_phase(void)
                 next[v] += forged[v][k];
         }
     } else {
-        struct wait_rej w = {
+        struct wait_until w = {
             .want        = K_FIRST_TAGGED - K_FIRST_FRESH,
             .deadline_ns = gv__now_ns() + RAW_WAIT_S * 1000000000ull,
         };
@@ -540,8 +537,8 @@ static void fresh_phase(void)
      * it) or counts as handled for quiescence (the barriers would wait):
      * stop here, with the reason above, rather than at the time limit. */
     if (failures > 0)
-        gv_abort(1, "mr_ofi_stranger: rank %d did not reject every fresh "
-                 "forged frame", me);
+        gv_abort(1, "mr_ofi_stranger: rank %d failed before the rounds, "
+                 "with the fresh forged frames (see FAIL above)", me);
 }
 
 int main(int argc, char **argv)
@@ -607,7 +604,7 @@ int main(int argc, char **argv)
         for (k = 0; k < NKINDS; k++)
             expect += all[me * NKINDS + k];
     if (expect > 0) {
-        struct wait_rej w = {
+        struct wait_until w = {
             .want        = expect,
             .deadline_ns = gv__now_ns() + RAW_WAIT_S * 1000000000ull,
         };
