@@ -72,8 +72,6 @@ done
 T=$(mktemp -d /tmp/gv-ab-XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
 
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
 # one BUILD: one launch; appends "gap ratio" to $T/BUILD's file, or "-"
 one() {
     local d=$1 launch line g p

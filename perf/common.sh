@@ -22,6 +22,9 @@ want() { [ -z "${ONLY:-}" ] || case " $ONLY " in *" $1 "*) ;; *) false ;; esac; 
 # built TRANSPORT: gvinfo lists it as built
 built() { "$B/bin/gvinfo" -t 2>/dev/null | grep -q "^  $1 *built"; }
 
+# field KEY LINE -> the value of KEY=value in LINE (a perf tool's output)
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
+
 med() { # values... -> median (empty values ignored)
     printf '%s\n' "$@" | awk 'NF' | sort -g |
         awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'

@@ -40,9 +40,6 @@ check_only inproc.sh
 T=$(mktemp -d /tmp/gv-inproc-XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-# field KEY LINE -> the value of KEY=value in LINE
-field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0)
     print ""; else printf "%.3f", a / b }'; }
 
