@@ -273,14 +273,21 @@ static inline void msg_free(out_msg_t *m)
     msg_free_slow(m);
 }
 
+/* The transport could not send to @a dst: stop the job, naming the rank
+ * (during finalize gv__peer_failed() only forgets the peer). */
+static void __attribute__((noinline)) send_failed(int dst, gv_status_t status)
+{
+    gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+}
+
 static void msg_sent_cb(gv_req_t *req, gv_status_t status)
 {
     out_msg_t *m = req->arg;
 
     am.peers[m->dst].held--;
     am.peers[m->dst].owed_ns = 0;
-    if ((status != GV_OK) && !gv__ctx.finalizing)
-        gv__peer_failed(m->dst, "send failed: %s", gv_status_str(status));
+    if (status != GV_OK)
+        send_failed(m->dst, status);
     msg_free(m);
 }
 
@@ -458,8 +465,7 @@ static inline void shipped(peer_t *p, int dst, out_msg_t *m,
     } else if (status == GV_INPROGRESS) {
         p->held++;
     } else {
-        if (!gv__ctx.finalizing)
-            gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+        send_failed(dst, status);
         msg_free(m);
     }
 }
@@ -605,8 +611,8 @@ static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
     (*reason_counter)++;
     am.stats.tl_msgs_sent++;
     am.stats.tl_bytes_sent += flen;
-    if ((status != GV_OK) && !gv__ctx.finalizing)
-        gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
+    if (status != GV_OK)
+        send_failed(dst, status);
 }
 
 /* Outside handlers, a sender whose queue to dst grew long progresses until
@@ -947,11 +953,6 @@ static gv_status_t send_inplace(int dst, const void *hdr, size_t hdr_len,
     return status;
 }
 
-static void __attribute__((noinline)) send_failed(int dst, gv_status_t status)
-{
-    gv__peer_failed(dst, "send failed: %s", gv_status_str(status));
-}
-
 /* Account for a message the transport took (or report why it did not). */
 static inline void sent_inplace(int dst, gv_status_t status, size_t bytes)
 {
@@ -1017,8 +1018,8 @@ static void nbi_done(gv_req_t *req, gv_status_t status)
 
     am.peers[n->dst].held--;
     am.peers[n->dst].owed_ns = 0;
-    if ((status != GV_OK) && !gv__ctx.finalizing)
-        gv__peer_failed(n->dst, "send failed: %s", gv_status_str(status));
+    if (status != GV_OK)
+        send_failed(n->dst, status);
     am.nbi_pending--;
     n->next     = am.nbi_free;
     am.nbi_free = n;
