@@ -33,6 +33,20 @@
  * added to its pad count and, in place of the upper header, an 8-byte
  * word holding the upper layer's 16-bit id: over ofi/shm that saved
  * about 70 instructions a send (callgrind, perf/hop_ofi).
+ *
+ * Split messages. Over shm a frame past inject_size (4096 bytes) takes
+ * the provider's CMA protocol: a system call in the receiver and a reply
+ * to the sender, about 5 us a hop in these VMs against 0.6-0.8 us for an
+ * injected 4 KiB, so a 4 KiB payload, whose frame our header takes past
+ * 4096, cost 3-8x libfabric's own 4 KiB hop. A frame of up to
+ * OFI_SPLIT_PARTS times inject_size (less our headers; split_max, agreed
+ * by every rank) goes instead as that many injected parts with
+ * consecutive seqs (send_split), byte 15 saying how each continues:
+ * OFI_MORE (more follow; no pad) and OFI_CONT (it continues the previous
+ * one; never OFI_IDF, which only the first part has, before its id word).
+ * The receiver copies the parts of a message together in a buffer of its
+ * sender's and delivers it with the last (take_part). Providers with a
+ * small inject_size (rxm: 64) do not split.
  * src names the sender (tcp;ofi_rxm has no FI_SOURCE), tag drops frames
  * from anything outside this job (rxm accepts any connection), and seq
  * restores per-pair order: both providers match sends in order
@@ -110,7 +124,13 @@
  * A frame is rejected (logged and counted, never delivered) if it is
  * shorter than our header or longer than the job's largest frame, carries
  * another job key, has impossible padding, is an id frame without a
- * 16-bit id, names an impossible source, or repeats a delivered seq.
+ * 16-bit id, names an impossible source, or repeats a delivered seq; also
+ * a part with padding before its last, a continuation marked as an id
+ * frame, and, when it is next in its sender's sequence, a continuation
+ * without a message in progress, another frame in the middle of one, or
+ * a part that would make its message longer than split_max. Those last
+ * three do not take their seq, so that the frame really sent with it is
+ * still taken.
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
  * return; attr.max_inline says so); a larger one goes out with fi_sendv, or
@@ -217,6 +237,15 @@ _Static_assert(OFI_WIRE_HDR + GV_TL_MAX_HDR + 8 <= OFI_RX_ALIGN,
 #define OFI_CQ_BATCH    32
 #define OFI_GRANT       0x80               /* byte 15 of a grant frame */
 #define OFI_IDF         0x40               /* byte 15: an id frame (+ pad) */
+#define OFI_MORE        0x20               /*   more parts of it follow */
+#define OFI_CONT        0x10               /*   it continues a message */
+#ifndef OFI_SPLIT_PARTS
+#define OFI_SPLIT_PARTS 4                  /* a frame past inject_size goes */
+#endif                                     /*   as up to this many injected */
+#define OFI_SPLIT_INJECT_MIN 1024          /*   parts where inject_size is */
+#define OFI_SPLIT_INJECT_MAX (64u << 10)   /*   in this range (0: never) */
+_Static_assert((OFI_SPLIT_PARTS == 0) || (OFI_SPLIT_PARTS >= 2),
+               "a split frame has at least two parts");
 #define OFI_ID_WORD     8                  /* the id, before its payload */
 #define OFI_CREDITS_MAX 1024               /* frames in flight per peer */
 #define OFI_CREDITS_MIN 4
@@ -288,6 +317,7 @@ typedef struct ofi_stash {
     struct ofi_stash *next;
     uint32_t          seq;
     int32_t           id;   /* an id frame's id, else -1 */
+    unsigned          flags; /* OFI_MORE, OFI_CONT */
     size_t            len;
     uint8_t           data[];
 } ofi_stash_t;
@@ -303,6 +333,14 @@ typedef struct {
     uint32_t     rx_granted;  /* ... as far as we told it */
     int          grant_due;   /* a grant met EAGAIN: progress retries */
     ofi_stash_t *stash;       /* early frames, sorted by seq */
+    uint8_t     *msg;         /* a split message being put together */
+    size_t       msg_len;     /*   (o->split_max bytes; msg_on: parts */
+    int32_t      msg_id;      /*   of it were taken), its id or -1 */
+    int          msg_on;
+    uint8_t     *owed;        /* the parts of a split frame that met */
+    size_t       owed_len;    /*   EAGAIN: the bytes still to go, */
+    size_t       owed_off;    /*   padded; progress injects them */
+    size_t       owed_pad;
     size_t       outstanding; /* one-sided ops not yet complete */
 } ofi_peer_t;
 
@@ -325,6 +363,7 @@ typedef struct {
     uint64_t heap_base;
     uint64_t heap_key;
     uint32_t small_max;   /* the largest untagged frame it takes */
+    uint32_t split_max;   /* the longest split message it sends */
     uint32_t max_frame;   /* the largest frame, tagged or not */
     uint32_t tagged;      /* it posts buffers for tagged large frames */
     uint32_t ops;         /* OFI_OP_RMA, OFI_OP_AMO << GV_TL_AMO_*: usable */
@@ -382,11 +421,15 @@ typedef struct {
                                        flow control */
     uint32_t           grant_every; /* frames taken between grants */
     int                ngrant_due;  /* peers with grant_due set */
+    size_t             split_chunk; /* bytes of a message in one part */
+    size_t             split_max;   /* longest split message; 0: none */
+    int                nowed;       /* peers with parts owed */
+    unsigned           test_owe;    /* gv__tl_ofi_owe() */
 
     /* Counters, logged at fini (debug). */
     uint64_t           n_grants, n_credit_stalls;
     uint64_t           n_rx, n_tx, n_large, n_reordered, n_bad, n_eagain;
-    uint64_t           n_blocked, n_realigned;
+    uint64_t           n_blocked, n_realigned, n_split, n_owed;
     uint8_t           *align_buf;   /* for frames that arrive misaligned */
     unsigned           idle_waits;  /* waits since the last event */
     struct fi_cq_data_entry pend[OFI_CQ_BATCH]; /* read by wait() */
@@ -629,7 +672,7 @@ static void deliver(gv_tl_t *tl, int src, int32_t id, const uint8_t *body,
 /* Keep the body of a frame that arrived before its predecessors, sorted
  * by seq. */
 static void stash_frame(gv_tl_t *tl, int src, uint32_t seq, int32_t id,
-                        const uint8_t *body, size_t len)
+                        unsigned flags, const uint8_t *body, size_t len)
 {
     ofi_t        *o = tl->priv;
     ofi_peer_t   *p = &o->peers[src];
@@ -652,9 +695,10 @@ static void stash_frame(gv_tl_t *tl, int src, uint32_t seq, int32_t id,
         return;
     }
     s       = gv_malloc(sizeof(*s) + len);
-    s->seq  = seq;
-    s->id   = id;
-    s->len  = len;
+    s->seq   = seq;
+    s->id    = id;
+    s->flags = flags;
+    s->len   = len;
     memcpy(s->data, body, len);
     s->next = *pp;
     *pp     = s;
@@ -714,6 +758,65 @@ static inline int frame_key_ok(const ofi_t *o, const uint8_t *frame)
     return ((w ^ o->tag_word) & o->tag_mask) == 0;
 }
 
+/* A part of a split message from @a src, next in its sequence (see
+ * ofi_take). A part that does not fit the message in progress is dropped
+ * without taking its place in the sequence, so that the frame its sender
+ * really sent with that seq is still taken. Returns 0 for a dropped one. */
+static int __attribute__((noinline))
+take_part(gv_tl_t *tl, int src, ofi_peer_t *p, uint32_t seq, unsigned flags,
+          int32_t id, const uint8_t *body, size_t len)
+{
+    ofi_t *o    = tl->priv;
+    size_t have = (flags & OFI_CONT) ? p->msg_len : 0;
+
+    if ((flags & OFI_CONT) && !p->msg_on) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a continuation frame from rank %d (seq %u) "
+                "without a message in progress", src, seq);
+        return 0;
+    }
+    if (!(flags & OFI_CONT) && p->msg_on) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a frame from rank %d (seq %u) in the middle "
+                "of its %zu-byte message", src, seq, p->msg_len);
+        return 0;
+    }
+    if ((o->split_max == 0) || (len > o->split_max - have)) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a frame from rank %d (seq %u): its message "
+                "would be longer than %zu bytes", src, seq, o->split_max);
+        return 0;
+    }
+    if (!(flags & OFI_CONT)) {
+        if (p->msg == NULL)
+            p->msg = gv_malloc(o->split_max);
+        p->msg_on = 1;
+        p->msg_id = id;
+    }
+    memcpy(p->msg + have, body, len);
+    p->msg_len = have + len;
+    p->rx_seq++;
+    if (!(flags & OFI_MORE)) {
+        p->msg_on  = 0;
+        p->msg_len = 0;
+        deliver(tl, src, p->msg_id, p->msg, have + len);
+    }
+    return 1;
+}
+
+/* The frame next in @a src's sequence: delivered, or kept as a part of a
+ * split message. Returns 0 if it was dropped (take_part). */
+static inline int ofi_take(gv_tl_t *tl, int src, ofi_peer_t *p, uint32_t seq,
+                           unsigned flags, int32_t id, const uint8_t *body,
+                           size_t len)
+{
+    if ((flags != 0) || p->msg_on)
+        return take_part(tl, src, p, seq, flags, id, body, len);
+    p->rx_seq++;
+    deliver(tl, src, id, body, len);
+    return 1;
+}
+
 /* A frame from a tagged buffer (large) or a multi-receive or ring one. */
 static void __attribute__((noinline))
 handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
@@ -725,6 +828,7 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
     ofi_peer_t    *p;
     int32_t        d, id = -1;
     int            idf;
+    unsigned       flags;
 
     if ((len < OFI_WIRE_HDR) || (len > o->max_frame)) {
         o->n_bad++;
@@ -747,14 +851,30 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
      * buffer (keeping the next frame aligned), before the upper header in
      * a large one (placing the payload on a cache line). In a frame that
      * is not large, OFI_IDF marks an id frame (am_send_id): an 8-byte
-     * word with the upper layer's id, then the payload. */
-    idf  = !large && (frame[15] & OFI_IDF);
-    skip = idf ? (frame[15] & ~OFI_IDF) : frame[15];
+     * word with the upper layer's id, then the payload; OFI_MORE and
+     * OFI_CONT a part of a split message (send_split), the id word in its
+     * first part, the padding in its last. */
+    idf   = !large && (frame[15] & OFI_IDF);
+    flags = large ? 0 : (frame[15] & (OFI_MORE | OFI_CONT));
+    skip  = large ? frame[15]
+                  : (frame[15] & ~(unsigned)(OFI_IDF | OFI_MORE | OFI_CONT));
     if ((skip >= (large ? OFI_RX_ALIGN : 8)) ||
         (skip > len - OFI_WIRE_HDR)) {
         o->n_bad++;
         gv_warn("ofi: dropped a %zu-byte frame with %zu bytes of padding",
                 len, skip);
+        return;
+    }
+    if ((flags & OFI_MORE) && (skip != 0)) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a %zu-byte part frame with %zu bytes of "
+                "padding (only a message's last frame has any)", len, skip);
+        return;
+    }
+    if ((flags & OFI_CONT) && idf) {
+        o->n_bad++;
+        gv_warn("ofi: dropped a %zu-byte continuation frame marked as an id "
+                "frame", len);
         return;
     }
     body = frame + OFI_WIRE_HDR + (large ? skip : 0);
@@ -795,22 +915,23 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
                 "expected %u)", src, seq, p->rx_seq);
         return;
     }
-    /* Only frames its sender really sent count towards the credit we
-     * grant it. */
-    o->n_rx++;
-    frame_taken(tl, (int)src);
     if (d > 0) {
-        stash_frame(tl, (int)src, seq, id, body, len);
+        o->n_rx++;
+        frame_taken(tl, (int)src);
+        stash_frame(tl, (int)src, seq, id, flags, body, len);
         return;
     }
-    p->rx_seq++;
-    deliver(tl, (int)src, id, body, len);
+    /* Only frames its sender really sent count towards the credit we
+     * grant it. */
+    if (!ofi_take(tl, (int)src, p, seq, flags, id, body, len))
+        return;
+    o->n_rx++;
+    frame_taken(tl, (int)src);
     while ((p->stash != NULL) && (p->stash->seq == p->rx_seq)) {
         ofi_stash_t *s = p->stash;
         p->stash = s->next;
         o->stash_bytes -= s->len;
-        p->rx_seq++;
-        deliver(tl, (int)src, s->id, s->data, s->len);
+        ofi_take(tl, (int)src, p, s->seq, s->flags, s->id, s->data, s->len);
         gv_free(s);
     }
 }
@@ -967,7 +1088,7 @@ static inline int frame_fast(gv_tl_t *tl, ofi_t *o, const uint8_t *frame,
         (((uintptr_t)frame & 7) != 0))
         return 0;
     p = &o->peers[src];
-    if ((seq != p->rx_seq) || (p->stash != NULL))
+    if ((seq != p->rx_seq) || (p->stash != NULL) || p->msg_on)
         return 0;
     p->rx_seq++;
     o->n_rx++;
@@ -1006,6 +1127,8 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
         }
     }
 }
+
+static gv_status_t send_owed(gv_tl_t *tl, int dst);
 
 static unsigned ofi_progress(gv_tl_t *tl)
 {
@@ -1049,6 +1172,12 @@ static unsigned ofi_progress(gv_tl_t *tl)
         for (k = 0; (k < tl->size) && (o->ngrant_due > 0); k++)
             if (o->peers[k].grant_due)
                 send_grant(tl, k);
+    }
+    if (o->nowed > 0) {
+        int k;
+        for (k = 0; (k < tl->size) && (o->nowed > 0); k++)
+            if ((o->peers[k].owed != NULL) && (send_owed(tl, k) == GV_OK))
+                events++;
     }
     /* A buffer whose repost met -FI_EAGAIN is retried here. */
     if (o->nrbuf_unposted > 0) {
@@ -1130,6 +1259,136 @@ static inline gv_status_t inject_frame(ofi_t *o, ofi_peer_t *p, int dst,
     return GV_OK;
 }
 
+/* Bytes [off, off + n) of @a a followed by @a b, zeros past their end. */
+static void gather(uint8_t *to, const uint8_t *a, size_t alen,
+                   const uint8_t *b, size_t blen, size_t off, size_t n)
+{
+    size_t c;
+
+    if (off < alen) {
+        c = (alen - off < n) ? alen - off : n;
+        memcpy(to, a + off, c);
+        to += c;
+        n -= c;
+        off = 0;
+    } else {
+        off -= alen;
+    }
+    if ((n > 0) && (off < blen)) {
+        c = (blen - off < n) ? blen - off : n;
+        memcpy(to, b + off, c);
+        to += c;
+        n -= c;
+    }
+    memset(to, 0, n);
+}
+
+/* One part of a split message: our header with @a flags, then bytes
+ * [off, off + n) of @a a and @a b, injected. */
+static ssize_t inject_part(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p,
+                           unsigned flags, const void *a, size_t alen,
+                           const void *b, size_t blen, size_t off, size_t n)
+{
+    uint8_t part[OFI_WIRE_HDR + o->split_chunk];
+    ssize_t ret;
+
+    wire_hdr(tl, part, p->tx_seq, flags);
+    gather(part + OFI_WIRE_HDR, a, alen, b, blen, off, n);
+    ret = fi_inject(o->ep, part, OFI_WIRE_HDR + n, p->addr);
+    if (ret == 0) {
+        p->tx_seq++;
+        o->n_tx++;
+    }
+    return ret;
+}
+
+/* Inject what is owed to @a dst (send_split); on EAGAIN progress tries
+ * again. GV_OK once nothing is owed. */
+static gv_status_t send_owed(gv_tl_t *tl, int dst)
+{
+    ofi_t      *o = tl->priv;
+    ofi_peer_t *p = &o->peers[dst];
+
+    while (p->owed_off < p->owed_len) {
+        size_t   n    = p->owed_len - p->owed_off;
+        unsigned more = (n > o->split_chunk);
+        ssize_t  ret;
+
+        if (more)
+            n = o->split_chunk;
+        ret = inject_part(tl, o, p,
+                          OFI_CONT | (more ? OFI_MORE : (unsigned)p->owed_pad),
+                          p->owed + p->owed_off, n, NULL, 0, 0, n);
+        if (ret == -FI_EAGAIN)
+            return GV_ERR_NO_RESOURCE;
+        if (ret != 0) {
+            /* The message is lost either way; post_error says why. */
+            p->owed_off = p->owed_len;
+            gv_free(p->owed);
+            p->owed = NULL;
+            o->nowed--;
+            return post_error(o, dst, "fi_inject (a part)", ret);
+        }
+        p->owed_off += n;
+    }
+    gv_free(p->owed);
+    p->owed = NULL;
+    o->nowed--;
+    return GV_OK;
+}
+
+/* A frame past inject_size whose message (@a a, then @a b) is at most
+ * split_max bytes, padded, goes out as parts of split_chunk bytes, each
+ * injected: over shm a frame past inject_size would take the CMA path, a
+ * system call and a reply from the receiver (about 5 us a hop here,
+ * against 0.6 us for an injected 4 KiB), and the receiver copies the
+ * parts together (take_part). Each part takes a seq and a credit. A part
+ * after the first that meets EAGAIN is copied and owed: progress injects
+ * it, and until then sends to @a dst are refused, so that order holds.
+ * @a first is OFI_IDF for an id frame. Never GV_INPROGRESS. */
+static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
+                              unsigned first, const void *a, size_t alen,
+                              const void *b, size_t blen)
+{
+    size_t   body = alen + blen, padded = (body + 7) & ~(size_t)7;
+    size_t   chunk = o->split_chunk, off, n;
+    uint32_t k = (uint32_t)((padded + chunk - 1) / chunk), i;
+    ssize_t  ret;
+
+    if ((o->credits != 0) && (p->tx_seq + k - p->tx_taken > o->credits)) {
+        o->n_credit_stalls++;
+        return GV_ERR_NO_RESOURCE;
+    }
+    for (i = 0, off = 0; i < k; i++, off += n) {
+        n = (padded - off < chunk) ? padded - off : chunk;
+        if ((i == 1) && (o->test_owe > 0)) {
+            o->test_owe--; /* as if the second part met EAGAIN */
+            ret = -FI_EAGAIN;
+        } else {
+            ret = inject_part(tl, o, p,
+                              ((i == 0) ? first : OFI_CONT) |
+                                  ((i + 1 < k) ? OFI_MORE
+                                               : (unsigned)(padded - body)),
+                              a, alen, b, blen, off, n);
+        }
+        if (ret == 0)
+            continue;
+        if ((i == 0) || (ret != -FI_EAGAIN))
+            return post_error(o, dst, "fi_inject", ret);
+        p->owed     = gv_malloc(padded - off);
+        gather(p->owed, a, alen, b, blen, off, padded - off);
+        p->owed_len = padded - off;
+        p->owed_off = 0;
+        p->owed_pad = padded - body;
+        o->nowed++;
+        o->n_eagain++;
+        o->n_owed++;
+        break;
+    }
+    o->n_split++;
+    return GV_OK;
+}
+
 static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
                                size_t hdr_len, const void *payload,
                                size_t len, gv_req_t *req)
@@ -1152,7 +1411,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         (hdr_len + len == 0)) /* an empty frame means "bye" */
         return GV_ERR_INVALID;
     p = &o->peers[dst];
-    if (credit_stalled(o, p))
+    if (credit_stalled(o, p) || (p->owed != NULL))
         return GV_ERR_NO_RESOURCE;
 
     if (padded <= o->inject_size) {
@@ -1164,6 +1423,8 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         memset(frame + total, 0, pad);
         return inject_frame(o, p, dst, frame, padded);
     }
+    if (padded - OFI_WIRE_HDR <= o->split_max)
+        return send_split(tl, o, p, dst, 0, hdr, hdr_len, payload, len);
 
     /* A large frame has its buffer to itself: no pad after it, but zeros
      * before the upper header, so that the payload lands on a cache line
@@ -1257,8 +1518,8 @@ static inline gv_status_t id_frame_inject(gv_tl_t *tl, ofi_t *o,
 
 /* am_send_id: an id frame (our header with OFI_IDF, the id in an 8-byte
  * word, the payload, zeros to a multiple of 8) through fi_inject, built
- * on the stack: max_inline leaves room for the id word, so any payload up
- * to it fits inject_size. Never GV_INPROGRESS. */
+ * on the stack, or past inject_size as a split message (max_inline leaves
+ * room for the id word). Never GV_INPROGRESS. */
 static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
                                   const void *payload, size_t len)
 {
@@ -1276,13 +1537,18 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         return GV_ERR_INVALID;
     }
     p = &o->peers[dst];
-    if (credit_stalled(o, p))
+    if (credit_stalled(o, p) || (p->owed != NULL))
         return GV_ERR_NO_RESOURCE;
     if (padded <= 128) { /* requests and replies: no variable-length frame */
         uint64_t frame[16];
 
         return id_frame_inject(tl, o, p, dst, frame, total, padded, id,
                                payload, len);
+    } else if (padded > o->inject_size) {
+        uint64_t w = id;
+
+        return send_split(tl, o, p, dst, OFI_IDF, &w, OFI_ID_WORD, payload,
+                          len);
     } else {
         uint64_t frame[padded / 8];
 
@@ -1873,6 +2139,7 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
 static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
 {
     size_t   small_max = o->small_max, max_frame = o->max_frame;
+    size_t   split_max = o->split_max;
     int      i, untagged = -1, fewer = -1;
     uint32_t mine = cards[tl->rank].ops, ops = mine;
 
@@ -1889,6 +2156,8 @@ static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
             small_max = cards[i].small_max;
         if (cards[i].max_frame < max_frame)
             max_frame = cards[i].max_frame;
+        if (cards[i].split_max < split_max)
+            split_max = cards[i].split_max;
         if (!cards[i].tagged && (untagged < 0))
             untagged = i;
         if (((ops & cards[i].ops) != ops) && (fewer < 0))
@@ -1918,6 +2187,11 @@ static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
     }
     o->small_max = small_max;
     o->max_frame = max_frame;
+    /* Split messages are put together in a buffer of split_max bytes,
+     * which a split frame must also not outgrow. */
+    if (split_max + OFI_WIRE_HDR > small_max)
+        split_max = 0;
+    o->split_max = split_max;
     return GV_OK;
 }
 
@@ -1946,6 +2220,7 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
     mine.small_max = (uint32_t)((o->small_max < o->max_frame) ? o->small_max
                                                               : o->max_frame);
     mine.max_frame = (uint32_t)o->max_frame;
+    mine.split_max = (uint32_t)o->split_max;
     mine.tagged    = o->nlbuf > 0;
     mine.ops       = o->has_rma ? OFI_OP_RMA : 0;
     for (i = 0; i < GV_TL_AMO_LAST; i++)
@@ -2005,7 +2280,7 @@ static void ofi_free(ofi_t *o)
     gv_free(o);
 }
 
-static void free_stashes(ofi_t *o, int size)
+static void free_peers(ofi_t *o, int size)
 {
     int i;
     for (i = 0; (o->peers != NULL) && (i < size); i++) {
@@ -2014,6 +2289,8 @@ static void free_stashes(ofi_t *o, int size)
             o->peers[i].stash = s->next;
             gv_free(s);
         }
+        gv_free(o->peers[i].msg);
+        gv_free(o->peers[i].owed);
     }
     gv_free(o->peers);
     o->peers = NULL;
@@ -2081,6 +2358,17 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     if (o->multi) {
         o->credits     = credits_of(o, tl->size);
         o->grant_every = o->credits / 4;
+    }
+    /* Split messages (send_split) where inject_size is large enough for
+     * parts to pay: shm's 4096, not rxm's 64. Every part takes a credit. */
+    if ((OFI_SPLIT_PARTS > 0) && (o->inject_size >= OFI_SPLIT_INJECT_MIN) &&
+        (o->inject_size <= OFI_SPLIT_INJECT_MAX)) {
+        size_t parts = OFI_SPLIT_PARTS;
+
+        if ((o->credits != 0) && (parts > o->credits))
+            parts = o->credits;
+        o->split_chunk = (o->inject_size & ~(size_t)7) - OFI_WIRE_HDR;
+        o->split_max   = parts * o->split_chunk;
     }
 
     if (o->info->caps & FI_ATOMIC) {
@@ -2154,6 +2442,9 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         ((o->inject_size & ~(size_t)7) > OFI_WIRE_HDR + OFI_ID_WORD)
             ? (o->inject_size & ~(size_t)7) - OFI_WIRE_HDR - OFI_ID_WORD
             : 0;
+    /* ... and so does send_split, for messages up to split_max. */
+    if (o->split_max > tl->attr.max_inline + OFI_ID_WORD)
+        tl->attr.max_inline = o->split_max - OFI_ID_WORD;
     if (tl->attr.max_inline > 0)
         tl->attr.caps |= GV_TL_CAP_AM_ID;
     if (tl->attr.caps & GV_TL_CAP_ATOMIC64)
@@ -2172,17 +2463,17 @@ static gv_status_t ofi_init(gv_tl_t *tl)
                  "provider %s (%s only)", prov_name(o), o->ladder_what);
     gv_debug("ofi: provider %s, domain %s, inject %zu, mr_mode 0x%llx, "
              "wait fd %d, rx comp_order 0x%llx, frames up to %zu %s, "
-             "larger up to %zu %s", prov_name(o),
+             "larger up to %zu %s, split up to %zu", prov_name(o),
              o->info->domain_attr->name, o->inject_size,
              (unsigned long long)mr_mode, o->wait_fd,
              (unsigned long long)o->info->rx_attr->comp_order,
              o->tagged ? o->small_max : max_frame,
              o->multi ? "multi-receive" : "ring", o->tagged ? max_frame : 0,
-             o->tagged ? "tagged" : "(no tagged path)");
+             o->tagged ? "tagged" : "(no tagged path)", o->split_max);
     return GV_OK;
 
 err:
-    free_stashes(o, tl->size);
+    free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;
     return status;
@@ -2217,6 +2508,11 @@ static void drain_sends(gv_tl_t *tl)
 
         if ((dst == tl->rank) || (p->tx_seq == 0))
             continue;
+        while (p->owed != NULL) {
+            ofi_progress(tl);
+            if (gv__now_ns() > deadline)
+                return;
+        }
         while ((op = op_get(o, OFI_CTX_SEND, dst, NULL)) == NULL) {
             ofi_progress(tl);
             if (gv__now_ns() > deadline)
@@ -2244,11 +2540,13 @@ static void ofi_fini(gv_tl_t *tl)
     ofi_t *o = tl->priv;
 
     drain_sends(tl);
-    gv_debug("ofi: %llu frames sent (%llu tagged), %llu received, %llu "
-             "reordered, %llu rejected, %llu realigned, %llu EAGAIN, %llu "
+    gv_debug("ofi: %llu frames sent (%llu tagged, %llu split messages, "
+             "%llu of them in part owed), %llu received, %llu reordered, %llu rejected, %llu realigned, %llu EAGAIN, %llu "
              "blocking waits, %llu credit stalls, %llu grants sent "
              "(%u credits per peer)", (unsigned long long)o->n_tx,
              (unsigned long long)o->n_large,
+             (unsigned long long)o->n_split,
+             (unsigned long long)o->n_owed,
              (unsigned long long)o->n_rx, (unsigned long long)o->n_reordered,
              (unsigned long long)o->n_bad,
              (unsigned long long)o->n_realigned,
@@ -2256,7 +2554,7 @@ static void ofi_fini(gv_tl_t *tl)
              (unsigned long long)o->n_blocked,
              (unsigned long long)o->n_credit_stalls,
              (unsigned long long)o->n_grants, o->credits);
-    free_stashes(o, tl->size);
+    free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;
 }
@@ -2283,6 +2581,15 @@ void gv__tl_ofi_counters(gv_tl_t *tl, gv_tl_ofi_counters_t *c_p)
         return;
     c_p->rejected  = ((ofi_t *)tl->priv)->n_bad;
     c_p->tagged_rx = ((ofi_t *)tl->priv)->nlbuf > 0;
+    c_p->split_max = ((ofi_t *)tl->priv)->split_max;
+    c_p->split     = ((ofi_t *)tl->priv)->n_split;
+    c_p->owed      = ((ofi_t *)tl->priv)->n_owed;
+}
+
+void gv__tl_ofi_owe(gv_tl_t *tl, unsigned n)
+{
+    if ((tl != NULL) && (tl->ops == &gv_tl_ofi_ops) && (tl->priv != NULL))
+        ((ofi_t *)tl->priv)->test_owe = n;
 }
 
 void gv__tl_ofi_seqs(gv_tl_t *tl, int rank, uint32_t *tx_p, uint32_t *rx_p)

@@ -4,20 +4,31 @@
  * buffers, so the two kinds complete independently and the sequence
  * numbers must put them back in order; with many large messages in flight
  * at once (more than there are dedicated buffers), the provider holds the
- * rest as unexpected messages. Every rank sends a mixed stream to every
+ * rest as unexpected messages. Over shm, frames past its 4 KiB inject size
+ * and up to four parts go as injected parts that the receiver puts back
+ * together; a third of those messages here leave with their first part
+ * only and owe the rest (gv__tl_ofi_owe: the path of a part that met
+ * EAGAIN), so that sends behind them must wait. Every rank sends a mixed stream to every
  * other rank (all-to-all), then all of them to rank 0 at once (fan-in),
  * half with gv_am_send() and half with gv_am_send_nbi(); receivers check
  * order, length and every byte. Runs over any transport.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 
+#if GV_HAVE_OFI
+#include "core/core.h"
+#include "transports/ofi.h"
+#endif
+
 #define NMSG 40
 
-/* Sizes around the ofi thresholds: inject (4 KiB), the multi-receive
- * limit (128 KiB plus headers), the largest frame (1 MiB plus headers). */
+/* Sizes around the ofi thresholds: inject (4 KiB), parts (4080 bytes
+ * each, up to 16320), the multi-receive limit (128 KiB plus headers), the
+ * largest frame (1 MiB plus headers). */
 static const size_t sizes[] = {8,      1000,   4097,    65536,  131000,
                                131072, 131073, 200000,  524288, 1048576,
-                               24,     1048000};
+                               24,     1048000, 6000,   8160,   12000,
+                               16300,  16320,   16400};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static gv_am_id_t id;
@@ -110,6 +121,9 @@ int main(int argc, char **argv)
     next_seq = calloc((size_t)nranks, sizeof(*next_seq));
     sent_to  = calloc((size_t)nranks, sizeof(*sent_to));
     bufs     = calloc((size_t)nranks * NMSG, sizeof(*bufs));
+#if GV_HAVE_OFI
+    gv__tl_ofi_owe(gv__ctx.tl, NMSG / 3);
+#endif
     gv_barrier();
 
     /* All-to-all: every rank streams to every other one at once. */
@@ -135,6 +149,19 @@ int main(int argc, char **argv)
     free_bufs(bufs, nranks * NMSG);
     gv_barrier();
 
+#if GV_HAVE_OFI
+    {
+        gv_tl_ofi_counters_t c;
+
+        /* Where messages go in parts, some did and owed theirs. */
+        gv__tl_ofi_counters(gv__ctx.tl, &c);
+        MR_CHECK((c.split_max == 0) || ((c.split > 0) && (c.owed > 0)),
+                 "over %s: %llu messages sent in parts, %llu of them owed "
+                 "(parts up to %zu bytes)", gv_transport_name(),
+                 (unsigned long long)c.split, (unsigned long long)c.owed,
+                 c.split_max);
+    }
+#endif
     if (me == 0)
         printf("large and small messages interleaved over %s: ok\n",
                gv_transport_name());
