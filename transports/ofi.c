@@ -331,18 +331,25 @@ typedef struct {
     uint32_t     rx_seq;      /* next seq we deliver */
     uint32_t     rx_taken;    /* frames from the peer taken off our CQ */
     uint32_t     rx_granted;  /* ... as far as we told it */
-    int          grant_due;   /* a grant met EAGAIN: progress retries */
+    uint8_t      grant_due;   /* a grant met EAGAIN: progress retries */
+    uint8_t      msg_on;      /* parts of a split message were taken */
+    uint8_t      owing;       /* parts of a split message are owed */
     ofi_stash_t *stash;       /* early frames, sorted by seq */
-    uint8_t     *msg;         /* a split message being put together */
-    size_t       msg_len;     /*   (o->split_max bytes; msg_on: parts */
-    int32_t      msg_id;      /*   of it were taken), its id or -1 */
-    int          msg_on;
-    uint8_t     *owed;        /* the parts of a split frame that met */
-    size_t       owed_len;    /*   EAGAIN: the bytes still to go, */
-    size_t       owed_off;    /*   padded; progress injects them */
-    size_t       owed_pad;
     size_t       outstanding; /* one-sided ops not yet complete */
 } ofi_peer_t;
+/* The paths of every frame read it, o->splits[] has the rarer rest. */
+_Static_assert(sizeof(ofi_peer_t) <= 64, "a peer fits a cache line");
+
+/* A peer's split messages (send_split, take_part). */
+typedef struct {
+    uint8_t *msg;             /* the one being put together, split_max */
+    size_t   msg_len;         /*   bytes, while the peer's msg_on */
+    int32_t  msg_id;          /*   its id, or -1 */
+    uint8_t *owed;            /* parts that met EAGAIN: the bytes still to */
+    size_t   owed_len;        /*   go, padded, while the peer's owing; */
+    size_t   owed_off;        /*   progress injects them */
+    size_t   owed_pad;
+} ofi_split_t;
 
 /* A flush waits for the one-sided ops issued before it, not for ones
  * issued while it waits (with thousands of workers issuing, "until nothing
@@ -397,6 +404,7 @@ typedef struct {
     size_t             heap_size;
 
     ofi_peer_t        *peers;
+    ofi_split_t       *splits;      /* per peer, where split_max > 0 */
     ofi_op_t          *ops;
     size_t             nops;
     ofi_op_t          *free_ops;
@@ -766,8 +774,9 @@ static int __attribute__((noinline))
 take_part(gv_tl_t *tl, int src, ofi_peer_t *p, uint32_t seq, unsigned flags,
           int32_t id, const uint8_t *body, size_t len)
 {
-    ofi_t *o    = tl->priv;
-    size_t have = (flags & OFI_CONT) ? p->msg_len : 0;
+    ofi_t       *o = tl->priv;
+    ofi_split_t *sp;
+    size_t       have;
 
     if ((flags & OFI_CONT) && !p->msg_on) {
         o->n_bad++;
@@ -778,28 +787,30 @@ take_part(gv_tl_t *tl, int src, ofi_peer_t *p, uint32_t seq, unsigned flags,
     if (!(flags & OFI_CONT) && p->msg_on) {
         o->n_bad++;
         gv_warn("ofi: dropped a frame from rank %d (seq %u) in the middle "
-                "of its %zu-byte message", src, seq, p->msg_len);
+                "of its %zu-byte message", src, seq, o->splits[src].msg_len);
         return 0;
     }
+    have = (flags & OFI_CONT) ? o->splits[src].msg_len : 0;
     if ((o->split_max == 0) || (len > o->split_max - have)) {
         o->n_bad++;
         gv_warn("ofi: dropped a frame from rank %d (seq %u): its message "
                 "would be longer than %zu bytes", src, seq, o->split_max);
         return 0;
     }
+    sp = &o->splits[src];
     if (!(flags & OFI_CONT)) {
-        if (p->msg == NULL)
-            p->msg = gv_malloc(o->split_max);
-        p->msg_on = 1;
-        p->msg_id = id;
+        if (sp->msg == NULL)
+            sp->msg = gv_malloc(o->split_max);
+        p->msg_on  = 1;
+        sp->msg_id = id;
     }
-    memcpy(p->msg + have, body, len);
-    p->msg_len = have + len;
+    memcpy(sp->msg + have, body, len);
+    sp->msg_len = have + len;
     p->rx_seq++;
     if (!(flags & OFI_MORE)) {
-        p->msg_on  = 0;
-        p->msg_len = 0;
-        deliver(tl, src, p->msg_id, p->msg, have + len);
+        p->msg_on   = 0;
+        sp->msg_len = 0;
+        deliver(tl, src, sp->msg_id, sp->msg, have + len);
     }
     return 1;
 }
@@ -1176,7 +1187,7 @@ static unsigned ofi_progress(gv_tl_t *tl)
     if (o->nowed > 0) {
         int k;
         for (k = 0; (k < tl->size) && (o->nowed > 0); k++)
-            if ((o->peers[k].owed != NULL) && (send_owed(tl, k) == GV_OK))
+            if (o->peers[k].owing && (send_owed(tl, k) == GV_OK))
                 events++;
     }
     /* A buffer whose repost met -FI_EAGAIN is retried here. */
@@ -1306,33 +1317,36 @@ static ssize_t inject_part(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p,
  * again. GV_OK once nothing is owed. */
 static gv_status_t send_owed(gv_tl_t *tl, int dst)
 {
-    ofi_t      *o = tl->priv;
-    ofi_peer_t *p = &o->peers[dst];
+    ofi_t       *o  = tl->priv;
+    ofi_peer_t  *p  = &o->peers[dst];
+    ofi_split_t *sp = &o->splits[dst];
 
-    while (p->owed_off < p->owed_len) {
-        size_t   n    = p->owed_len - p->owed_off;
+    while (sp->owed_off < sp->owed_len) {
+        size_t   n    = sp->owed_len - sp->owed_off;
         unsigned more = (n > o->split_chunk);
         ssize_t  ret;
 
         if (more)
             n = o->split_chunk;
         ret = inject_part(tl, o, p,
-                          OFI_CONT | (more ? OFI_MORE : (unsigned)p->owed_pad),
-                          p->owed + p->owed_off, n, NULL, 0, 0, n);
+                          OFI_CONT |
+                              (more ? OFI_MORE : (unsigned)sp->owed_pad),
+                          sp->owed + sp->owed_off, n, NULL, 0, 0, n);
         if (ret == -FI_EAGAIN)
             return GV_ERR_NO_RESOURCE;
         if (ret != 0) {
             /* The message is lost either way; post_error says why. */
-            p->owed_off = p->owed_len;
-            gv_free(p->owed);
-            p->owed = NULL;
+            gv_free(sp->owed);
+            sp->owed = NULL;
+            p->owing = 0;
             o->nowed--;
             return post_error(o, dst, "fi_inject (a part)", ret);
         }
-        p->owed_off += n;
+        sp->owed_off += n;
     }
-    gv_free(p->owed);
-    p->owed = NULL;
+    gv_free(sp->owed);
+    sp->owed = NULL;
+    p->owing = 0;
     o->nowed--;
     return GV_OK;
 }
@@ -1354,6 +1368,7 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
     size_t   chunk = o->split_chunk, off, n;
     uint32_t k = (uint32_t)((padded + chunk - 1) / chunk), i;
     ssize_t  ret;
+    ofi_split_t *sp;
 
     if ((o->credits != 0) && (p->tx_seq + k - p->tx_taken > o->credits)) {
         o->n_credit_stalls++;
@@ -1375,11 +1390,13 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
             continue;
         if ((i == 0) || (ret != -FI_EAGAIN))
             return post_error(o, dst, "fi_inject", ret);
-        p->owed     = gv_malloc(padded - off);
-        gather(p->owed, a, alen, b, blen, off, padded - off);
-        p->owed_len = padded - off;
-        p->owed_off = 0;
-        p->owed_pad = padded - body;
+        sp           = &o->splits[dst];
+        sp->owed     = gv_malloc(padded - off);
+        gather(sp->owed, a, alen, b, blen, off, padded - off);
+        sp->owed_len = padded - off;
+        sp->owed_off = 0;
+        sp->owed_pad = padded - body;
+        p->owing     = 1;
         o->nowed++;
         o->n_eagain++;
         o->n_owed++;
@@ -1411,7 +1428,7 @@ static gv_status_t ofi_am_send(gv_tl_t *tl, int dst, const void *hdr,
         (hdr_len + len == 0)) /* an empty frame means "bye" */
         return GV_ERR_INVALID;
     p = &o->peers[dst];
-    if (credit_stalled(o, p) || (p->owed != NULL))
+    if (credit_stalled(o, p) || p->owing)
         return GV_ERR_NO_RESOURCE;
 
     if (padded <= o->inject_size) {
@@ -1537,7 +1554,7 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         return GV_ERR_INVALID;
     }
     p = &o->peers[dst];
-    if (credit_stalled(o, p) || (p->owed != NULL))
+    if (credit_stalled(o, p) || p->owing)
         return GV_ERR_NO_RESOURCE;
     if (padded <= 128) { /* requests and replies: no variable-length frame */
         uint64_t frame[16];
@@ -2192,6 +2209,8 @@ static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
     if (split_max + OFI_WIRE_HDR > small_max)
         split_max = 0;
     o->split_max = split_max;
+    if (split_max > 0)
+        o->splits = gv_calloc((size_t)tl->size, sizeof(*o->splits));
     return GV_OK;
 }
 
@@ -2289,9 +2308,13 @@ static void free_peers(ofi_t *o, int size)
             o->peers[i].stash = s->next;
             gv_free(s);
         }
-        gv_free(o->peers[i].msg);
-        gv_free(o->peers[i].owed);
+        if (o->splits != NULL) {
+            gv_free(o->splits[i].msg);
+            gv_free(o->splits[i].owed);
+        }
     }
+    gv_free(o->splits);
+    o->splits = NULL;
     gv_free(o->peers);
     o->peers = NULL;
 }
@@ -2508,7 +2531,7 @@ static void drain_sends(gv_tl_t *tl)
 
         if ((dst == tl->rank) || (p->tx_seq == 0))
             continue;
-        while (p->owed != NULL) {
+        while (p->owing) {
             ofi_progress(tl);
             if (gv__now_ns() > deadline)
                 return;
