@@ -16,12 +16,13 @@
  *   pad        byte 15 claims 8 bytes of padding (at most 7);
  *   grant_len  a grant (byte 15 = 0x80) of 24 bytes, not 16;
  *   grant_far  a grant for 2^30 frames, more than the receiver sent;
- * id frames (a request's or a reply's shape) that carry the very seq the
- * receiver expects next from rank 0, sent before round 0 while every
- * receiver waits for them, so that they pass the sequence check and meet
- * the others (those of ofi.c's fast path, frame_fast, first); each names
- * handler id 0xfff0, which no job registers, so that one taken by mistake
- * is refused by the AM layer instead and the transport's count falls short:
+ * id frames (a request's or a reply's shape; fcont_lone aside) that carry
+ * the very seq the receiver expects next from rank 0, sent before round 0
+ * while every receiver waits for them, so that they pass the sequence
+ * check and meet the others (those of ofi.c's fast path, frame_fast,
+ * first); each names handler id 0xfff0, which no job registers, so that
+ * one taken by mistake is refused by the AM layer instead and the
+ * transport's count falls short:
  *   fkey       another job's key;
  *   fsrc       a source rank no job has;
  *   fself      the receiver's own rank as the source (its seq 0);
@@ -30,6 +31,13 @@
  *   fpad       7 bytes of padding claimed for a frame that ends with its
  *              id word (the slow path then finds no id: "without a valid
  *              id", id_big's reason);
+ *   fmore_pad  a first part of a split message (OFI_MORE) with 1 byte of
+ *              padding: only a message's last part has any;
+ *   fcont_idf  a continuation (OFI_CONT) marked as an id frame: the id
+ *              word is on a message's first part only;
+ *   fcont_lone a continuation while no message from rank 0 is in progress
+ *              (no id frame: CONT excludes IDF, so its body is an AM
+ *              message to handler 0xfff0 instead, for the same reason);
  * and, where the receiver posts buffers for tagged (large) frames and the
  * stranger's endpoint has FI_TAGGED, tagged ones:
  *   tkey       another job's key;
@@ -56,6 +64,7 @@
 #include "tests/multirank/mr_stream.h"
 
 #if GV_HAVE_OFI
+#include "aggregator/wire.h"
 #include "core/boot.h"
 #include "core/core.h"
 #include "transports/ofi.h"
@@ -73,14 +82,17 @@
  *    | src u32| seq u32| 7 bytes of  |pad | upper header, payload, pad
  *                        the job key   u8
  * byte 15 is the padding after the frame (< 8), with OFI_IDF added in an
- * id frame (whose first 8 bytes after the header hold a 16-bit id), or in
- * a tagged frame the lead before the upper header (< OFI_RX_ALIGN), or
- * OFI_GRANT. */
+ * id frame (whose first 8 bytes after the header hold a 16-bit id) and
+ * OFI_CONT / OFI_MORE in the parts of a message split over several
+ * injected frames (shm: more than inject_size), or in a tagged frame the
+ * lead before the upper header (< OFI_RX_ALIGN), or OFI_GRANT. */
 #define WIRE_HDR   16        /* OFI_WIRE_HDR */
 #define TAG_LEN    7         /* OFI_TAG_LEN */
 #define RX_ALIGN   64        /* OFI_RX_ALIGN */
 #define GRANT      0x80      /* OFI_GRANT */
 #define IDF        0x40      /* OFI_IDF: an id frame (am_send_id) */
+#define MORE       0x20      /* OFI_MORE: more parts of the message follow */
+#define CONT       0x10      /* OFI_CONT: continues the previous frame's */
 #define NAME_LEN   256
 #define RAW_BUF    (4u << 20)
 #define RAW_WAIT_S 10
@@ -94,7 +106,8 @@
 enum {
     K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_AHEAD, K_PAD,
     K_GRANT_LEN, K_GRANT_FAR, K_ID_BIG, K_ID_SHORT, K_FKEY, K_FSRC, K_FSELF,
-    K_FSTALE, K_FID_BIG, K_FPAD, K_TKEY, K_TLONG, K_TPAD, NKINDS
+    K_FSTALE, K_FID_BIG, K_FPAD, K_FMORE_PAD, K_FCONT_IDF, K_FCONT_LONE,
+    K_TKEY, K_TLONG, K_TPAD, NKINDS
 };
 #define K_FIRST_FRESH  K_FKEY
 #define K_FIRST_TAGGED K_TKEY
@@ -103,7 +116,8 @@ enum {
 static const char *const kind_name[NKINDS] = {
     "short", "long", "key", "src", "self", "stale", "ahead", "pad",
     "grant_len", "grant_far", "id_big", "id_short", "fkey", "fsrc", "fself",
-    "fstale", "fid_big", "fpad", "tkey", "tlong", "tpad",
+    "fstale", "fid_big", "fpad", "fmore_pad", "fcont_idf", "fcont_lone",
+    "tkey", "tlong", "tpad",
 };
 
 /* The stranger's own libfabric objects (rank 0). */
@@ -425,9 +439,27 @@ static void attack_fresh(int v, uint32_t seq)
             len = WIRE_HDR + 8;
             forge_hdr(0, seq, IDF | 7, len);
             break;
+        case K_FMORE_PAD:
+            forge_hdr(0, seq, IDF | MORE | 1, len);
+            break;
+        case K_FCONT_IDF:
+            forge_hdr(0, seq, IDF | CONT, len);
+            break;
+        case K_FCONT_LONE:
+            forge_hdr(0, seq, CONT, len);
+            break;
         }
-        if (k != K_FID_BIG)
+        if (k == K_FCONT_LONE) {
+            /* Not an id frame: the body is an AM message (8-byte header,
+             * 8 bytes of payload) to the handler no job registers. */
+            gv_wire_hdr_t h = {.type = GV_WIRE_AM,
+                               .id   = (uint16_t)FRESH_ID,
+                               .len  = 8};
+
+            memcpy(raw.buf + WIRE_HDR, &h, sizeof(h));
+        } else if (k != K_FID_BIG) {
             memcpy(raw.buf + WIRE_HDR, &fresh_id, 8);
+        }
         forged[v][k] += (uint32_t)raw_send(v, len, 0);
     }
 }
