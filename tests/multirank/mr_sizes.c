@@ -9,10 +9,15 @@
 #include "core/core.h"
 #include "core/env.h"
 
+/* 8100 .. 32768 straddle the part boundaries of a message the ofi
+ * transport splits over shm (parts of at most 4080 body bytes, inject_size
+ * 4096 less its header; the AM layer adds 8 to 16 bytes), up to its limit
+ * of about 16 KiB and past it. */
 static const size_t sizes[] = {0, 1, 3, 7, 8, 9, 63, 64, 65, 1000, 4095,
-                               4096, 4097, 65535, 65536, 65537, 100000,
-                               262144, 1048575, 1048576, 1048577,
-                               (2u << 20) + 13};
+                               4096, 4097, 8100, 8160, 8192, 12000, 12240,
+                               16320, 16384, 16400, 20000, 32768, 65535,
+                               65536, 65537, 100000, 262144, 1048575,
+                               1048576, 1048577, (2u << 20) + 13};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 static unsigned next_idx[2]; /* [0] from the left neighbour, [1] from self */
