@@ -99,6 +99,10 @@ static mr_case_t cases[] = {
     {2, "mr_ucx_order", 2, "-N", 90, "GV_UCX_EAGER=0"},
     {3, "mr_ucx_order", 2, "-N", 90, "GV_UCX_EAGER=0"},
     {3, "mr_sizes", 2, "", 90, "GV_UCX_EAGER=0"},
+    /* ofi/shm: a frame per message, so that those past inject_size go as
+     * split parts (batched, the same sizes leave in larger frames) */
+    {4, "mr_sizes", 2, "", 90, "GV_AGGREGATE=0"},
+    {4, "mr_sizes", 4, "", 120, "GV_AGGREGATE=0"},
     ALL_TLS("mr_ofi_large", 2, "", 90),
     ALL_TLS("mr_ofi_large", 4, "", 120),
     ALL_TLS("mr_ofi_visible", 3, "", 90),
