@@ -790,6 +790,8 @@ take_part(gv_tl_t *tl, int src, ofi_peer_t *p, uint32_t seq, unsigned flags,
                 "of its %zu-byte message", src, seq, o->splits[src].msg_len);
         return 0;
     }
+    /* A continuation passed the first check, so a message is in progress
+     * and o->splits exists (split_max > 0). */
     have = (flags & OFI_CONT) ? o->splits[src].msg_len : 0;
     if ((o->split_max == 0) || (len > o->split_max - have)) {
         o->n_bad++;
@@ -942,6 +944,8 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
         ofi_stash_t *s = p->stash;
         p->stash = s->next;
         o->stash_bytes -= s->len;
+        /* One take_part() drops was counted and credited when it was
+         * stashed: only a keyed forgery ahead in the sequence gets here. */
         ofi_take(tl, (int)src, p, s->seq, s->flags, s->id, s->data, s->len);
         gv_free(s);
     }
@@ -2564,9 +2568,10 @@ static void ofi_fini(gv_tl_t *tl)
 
     drain_sends(tl);
     gv_debug("ofi: %llu frames sent (%llu tagged, %llu split messages, "
-             "%llu of them in part owed), %llu received, %llu reordered, %llu rejected, %llu realigned, %llu EAGAIN, %llu "
-             "blocking waits, %llu credit stalls, %llu grants sent "
-             "(%u credits per peer)", (unsigned long long)o->n_tx,
+             "%llu of them in part owed), %llu received, %llu reordered, "
+             "%llu rejected, %llu realigned, %llu EAGAIN, %llu blocking "
+             "waits, %llu credit stalls, %llu grants sent (%u credits per "
+             "peer)", (unsigned long long)o->n_tx,
              (unsigned long long)o->n_large,
              (unsigned long long)o->n_split,
              (unsigned long long)o->n_owed,

@@ -8,10 +8,10 @@
  * and up to four parts go as injected parts that the receiver puts back
  * together; a third of those messages here leave with their first part
  * only and owe the rest (gv__tl_ofi_owe: the path of a part that met
- * EAGAIN), so that sends behind them must wait. Every rank sends a mixed stream to every
- * other rank (all-to-all), then all of them to rank 0 at once (fan-in),
- * half with gv_am_send() and half with gv_am_send_nbi(); receivers check
- * order, length and every byte. Runs over any transport.
+ * EAGAIN), so that sends behind them must wait. Every rank sends a mixed
+ * stream to every other rank (all-to-all), then all of them to rank 0 at
+ * once (fan-in), half with gv_am_send() and half with gv_am_send_nbi();
+ * receivers check order, length and every byte. Runs over any transport.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 
