@@ -142,6 +142,7 @@ static struct {
     uint64_t      timeout_ns;
     size_t        max_msg;        /* transport's, minus nothing */
     size_t        max_inline;
+    size_t        now_zcopy_min;  /* gv_am_send_now() from here: zcopy */
     int           send_id;        /* the transport has am_send_id */
     unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
@@ -986,16 +987,17 @@ static int send_direct(int dst, const void *hdr, size_t hdr_len,
 /* A large message the transport would not copy: send it from the caller's
  * buffer and wait until the transport is done with it, instead of copying
  * it first (a copy per message halves bandwidth and its pages cost
- * faults). Only outside handlers (which must not wait) and with nothing
- * queued before it; other workers may send meanwhile, and the transports
- * keep per-pair order for what they accepted. */
+ * faults). Only outside handlers (which must not wait), from @a min bytes
+ * (BIG_MIN, or the transport's now_zcopy_min for gv_am_send_now()) and
+ * with nothing queued before it; other workers may send meanwhile, and
+ * the transports keep per-pair order for what they accepted. */
 static int send_zcopy(int dst, const void *hdr, size_t hdr_len,
-                      const void *payload, size_t len)
+                      const void *payload, size_t len, size_t min)
 {
     gv__wreq_t  r;
     gv_status_t status;
 
-    if ((am.in_handler > 0) || (len < BIG_MIN) ||
+    if ((am.in_handler > 0) || (len < min) ||
         (hdr_len + len <= am.max_inline))
         return 0;
     gv__wreq_init(&r);
@@ -1093,7 +1095,7 @@ static void send_large(int dst, gv_am_id_t id, const uint8_t *payload,
         ship_open(dst);
         if (!(nbi && send_nbi(dst, &f, sizeof(f), payload + off, n)) &&
             !send_direct(dst, &f, sizeof(f), payload + off, n) &&
-            !send_zcopy(dst, &f, sizeof(f), payload + off, n)) {
+            !send_zcopy(dst, &f, sizeof(f), payload + off, n, BIG_MIN)) {
             m = msg_new(dst, n);
             memcpy(m->hdr, &f, sizeof(f));
             m->hdr_len = sizeof(f);
@@ -1136,11 +1138,11 @@ static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
 }
 
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
-                             size_t len) __attribute__((noinline));
+                             size_t len, int now) __attribute__((noinline));
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len) __attribute__((noinline));
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
-                       size_t len, int nbi);
+                       size_t len, int nbi, int now);
 
 /* The fast path is a leaf: a small message to a peer whose open batch has
  * room. Everything else goes out of line, so the common case saves no
@@ -1166,7 +1168,7 @@ gv_status_t gv_am_send(int dst, gv_am_id_t id, const void *payload,
         if ((c->pos == NULL) && (dst != am.rank) && am.open_small)
             return send_open(dst, id, payload, len);
     }
-    return send_slow(dst, id, payload, len);
+    return send_slow(dst, id, payload, len, 0);
 }
 
 /* gv_am_send_u64() when its inline path has no room: out of line, so
@@ -1196,7 +1198,7 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
         c->end      = LONE_DATA + am.lone_cap;
     } else {
         if ((m = batch_pop()) == NULL)
-            return send_slow(dst, id, payload, len);
+            return send_slow(dst, id, payload, len, 0);
         open_batch(&am.peers[dst], dst, m);
     }
     rec_put_small(c->pos, id, payload, len);
@@ -1206,8 +1208,10 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
     return GV_OK;
 }
 
+/* gv_am_send()'s path for all but a small message into an open batch;
+ * @a now: for gv_am_send_now(). */
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
-                             size_t len)
+                             size_t len, int now)
 {
     peer_t    *p;
     out_msg_t *m;
@@ -1260,14 +1264,18 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
         }
         return GV_OK;
     }
-    send_alone(dst, id, payload, len, 0);
+    send_alone(dst, id, payload, len, 0, now);
     return GV_OK;
 }
 
 /* A message that travels on its own: close the open batch first so that
- * order holds. */
+ * order holds. A request or reply (@a now) goes from the caller's memory
+ * from the transport's now_zcopy_min: over ofi and mpi a copy of 16-64 KiB
+ * cost more than waiting for the library (perf/RESULTS.md, fifteenth
+ * session); a stream of gv_am_send()s keeps the copies, which let the
+ * messages overlap. */
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
-                       size_t len, int nbi)
+                       size_t len, int nbi, int now)
 {
     out_msg_t *m;
 
@@ -1280,7 +1288,8 @@ static void send_alone(int dst, gv_am_id_t id, const void *payload,
         gv_wire_hdr_t h = {GV_WIRE_AM, 0, id, (uint32_t)len};
         if ((nbi && send_nbi(dst, &h, sizeof(h), payload, len)) ||
             send_direct(dst, &h, sizeof(h), payload, len) ||
-            send_zcopy(dst, &h, sizeof(h), payload, len))
+            send_zcopy(dst, &h, sizeof(h), payload, len,
+                       now ? am.now_zcopy_min : BIG_MIN))
             return;
     }
     m      = msg_new(dst, len);
@@ -1303,10 +1312,10 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
         (payload == NULL) ||
         (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
         (sizeof(gv_wire_hdr_t) + len <= am.max_inline))
-        return send_slow(dst, id, payload, len);
+        return send_slow(dst, id, payload, len, 0);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
-    send_alone(dst, id, payload, len, 1);
+    send_alone(dst, id, payload, len, 1, 0);
     return GV_OK;
 }
 
@@ -1323,7 +1332,9 @@ void gv_flush(void)
 static gv_status_t __attribute__((noinline))
 send_now_slow(int dst, gv_am_id_t id, const void *payload, size_t len)
 {
-    gv_status_t status = gv_am_send(dst, id, payload, len);
+    gv_status_t status = (len > FAST_MAX)
+                             ? send_slow(dst, id, payload, len, 1)
+                             : gv_am_send(dst, id, payload, len);
 
     if ((status != GV_OK) || (dst == am.rank))
         return status;
@@ -1691,6 +1702,8 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.aggregate  = gv__env.AGGREGATE;
     am.max_msg    = tl->attr.max_msg;
     am.max_inline = tl->attr.max_inline;
+    am.now_zcopy_min =
+        (tl->attr.now_zcopy_min != 0) ? tl->attr.now_zcopy_min : BIG_MIN;
     am.send_id    = (tl->attr.caps & GV_TL_CAP_AM_ID) != 0;
     am.credits    = (unsigned)gv__env.AGG_CREDITS;
     if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {

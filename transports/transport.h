@@ -143,6 +143,12 @@ typedef struct gv_tl_attr {
                                   layer keeps batches of the default size
                                   within it if it is at least 4 KiB + 8.
                                   0: no such limit */
+    size_t   now_zcopy_min;    /* gv_am_send_now() sends a message that
+                                  travels alone and is this large (hdr_len +
+                                  len) from the caller's memory and waits
+                                  for the transport, instead of copying it
+                                  first, as larger ones always go; 0: the
+                                  AM layer's own 64 KiB */
     int      flush_blocks;     /* flush() completes inside the call (the
                                   library waits there): flushing ranks one
                                   at a time would serialize them, so the
