@@ -130,10 +130,13 @@
  * without a message in progress, another frame in the middle of one, or
  * a part that would make its message longer than split_max. Those last
  * three do not take their seq, so that the frame really sent with it is
- * still taken.
+ * still taken. (A frame with the job's key and the next seq is trusted:
+ * a forged first part of a message would stop its sender's frames until
+ * the job's watchdog names it. The key is what keeps strangers out.)
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
- * return; attr.max_inline says so); a larger one goes out with fi_sendv, or
+ * return), one up to split_max as injected parts (attr.max_inline says
+ * both are copied); a larger one goes out with fi_sendv, or
  * fi_tsendv when it is large (our header plus a copy of the upper header,
  * then the caller's payload in place) and completes from the CQ. Without a
  * request the frame is copied first. At fini every peer we sent to gets a
@@ -944,8 +947,9 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
         ofi_stash_t *s = p->stash;
         p->stash = s->next;
         o->stash_bytes -= s->len;
-        /* One take_part() drops was counted and credited when it was
-         * stashed: only a keyed forgery ahead in the sequence gets here. */
+        /* A stashed frame was counted and credited when it was stashed,
+         * even one that take_part() now drops: only a frame with the job's
+         * key and a seq ahead (a forgery) can be dropped here. */
         ofi_take(tl, (int)src, p, s->seq, s->flags, s->id, s->data, s->len);
         gv_free(s);
     }
@@ -1317,6 +1321,17 @@ static ssize_t inject_part(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p,
     return ret;
 }
 
+/* A part after a message's first failed (not EAGAIN): the receiver holds
+ * the parts before it and will take nothing else from us, so the peer is
+ * as good as gone. */
+static gv_status_t part_failed(ofi_t *o, int dst, ssize_t ret)
+{
+    gv__peer_failed(dst, "ofi: provider %s: a part of a split message to "
+                    "rank %d failed: %s", prov_name(o), dst,
+                    fi_strerror((int)-ret));
+    return GV_ERR_UNREACHABLE;
+}
+
 /* Inject what is owed to @a dst (send_split); on EAGAIN progress tries
  * again. GV_OK once nothing is owed. */
 static gv_status_t send_owed(gv_tl_t *tl, int dst)
@@ -1339,12 +1354,11 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
         if (ret == -FI_EAGAIN)
             return GV_ERR_NO_RESOURCE;
         if (ret != 0) {
-            /* The message is lost either way; post_error says why. */
             gv_free(sp->owed);
             sp->owed = NULL;
             p->owing = 0;
             o->nowed--;
-            return post_error(o, dst, "fi_inject (a part)", ret);
+            return part_failed(o, dst, ret);
         }
         sp->owed_off += n;
     }
@@ -1383,6 +1397,7 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
         if ((i == 1) && (o->test_owe > 0)) {
             o->test_owe--; /* as if the second part met EAGAIN */
             ret = -FI_EAGAIN;
+            o->n_eagain--; /* ... which it did not */
         } else {
             ret = inject_part(tl, o, p,
                               ((i == 0) ? first : OFI_CONT) |
@@ -1392,8 +1407,10 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
         }
         if (ret == 0)
             continue;
-        if ((i == 0) || (ret != -FI_EAGAIN))
+        if (i == 0)
             return post_error(o, dst, "fi_inject", ret);
+        if (ret != -FI_EAGAIN)
+            return part_failed(o, dst, ret);
         sp           = &o->splits[dst];
         sp->owed     = gv_malloc(padded - off);
         gather(sp->owed, a, alen, b, blen, off, padded - off);
@@ -1402,8 +1419,8 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
         sp->owed_pad = padded - body;
         p->owing     = 1;
         o->nowed++;
-        o->n_eagain++;
         o->n_owed++;
+        o->n_eagain++;
         break;
     }
     o->n_split++;
@@ -1565,7 +1582,7 @@ static gv_status_t ofi_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
 
         return id_frame_inject(tl, o, p, dst, frame, total, padded, id,
                                payload, len);
-    } else if (padded > o->inject_size) {
+    } else if ((padded > o->inject_size) && (o->split_max > 0)) {
         uint64_t w = id;
 
         return send_split(tl, o, p, dst, OFI_IDF, &w, OFI_ID_WORD, payload,
@@ -2540,11 +2557,10 @@ static void drain_sends(gv_tl_t *tl)
 
         if ((dst == tl->rank) || (p->tx_seq == 0))
             continue;
-        while (p->owing) {
+        while (p->owing && (gv__now_ns() < deadline))
             ofi_progress(tl);
-            if (gv__now_ns() > deadline)
-                return;
-        }
+        if (p->owing)
+            continue; /* no bye behind a message cut short */
         while ((op = op_get(o, OFI_CTX_SEND, dst, NULL)) == NULL) {
             ofi_progress(tl);
             if (gv__now_ns() > deadline)

@@ -144,8 +144,8 @@ typedef struct gv_tl_attr {
                                   within it if it is at least 4 KiB + 8.
                                   0: no such limit */
     size_t   now_zcopy_min;    /* gv_am_send_now() sends a message that
-                                  travels alone and is this large (hdr_len +
-                                  len) from the caller's memory and waits
+                                  travels alone with a payload this large
+                                  from the caller's memory and waits
                                   for the transport, instead of copying it
                                   first, as larger ones always go; 0: the
                                   AM layer's own 64 KiB */
