@@ -143,6 +143,8 @@ static struct {
     size_t        max_msg;        /* transport's, minus nothing */
     size_t        max_inline;
     size_t        now_zcopy_min;  /* gv_am_send_now() from here: zcopy */
+    size_t        now_lim;        /* ... and straight to the transport
+                                     below this payload size (0: never) */
     int           send_id;        /* the transport has am_send_id */
     unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
@@ -1347,16 +1349,16 @@ send_now_slow(int dst, gv_am_id_t id, const void *payload, size_t len)
 
 /* The path of a request or a reply whose latency counts: nothing is
  * buffered or queued to dst (so order holds) and the transport copies a
- * message this small before it returns (max_inline), so the message goes
- * to it from the caller's memory, with no record built and read back. */
+ * message this small before it returns (max_id with am_send_id, else
+ * max_inline with our header: now_lim), so the message goes to it from
+ * the caller's memory, with no record built and read back. */
 gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
                            size_t len)
 {
     if (__builtin_expect(((unsigned)dst < (unsigned)am.size) &&
                              (dst != am.rank) &&
                              (id < gv__am_hot.nhandlers) &&
-                             (len < am.max_inline) && /* no wrap below */
-                             (sizeof(gv_wire_hdr_t) + len <= am.max_inline) &&
+                             (len < am.now_lim) &&
                              ((payload != NULL) || (len == 0)) &&
                              (gv__am_hot.cur[dst].pos == NULL) &&
                              (am.peers[dst].head == NULL),
@@ -1705,6 +1707,13 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.now_zcopy_min =
         (tl->attr.now_zcopy_min != 0) ? tl->attr.now_zcopy_min : BIG_MIN;
     am.send_id    = (tl->attr.caps & GV_TL_CAP_AM_ID) != 0;
+    if (am.send_id)
+        am.now_lim = ((tl->attr.max_id != 0) ? tl->attr.max_id
+                                             : am.max_inline) + 1;
+    else if (am.max_inline >= sizeof(gv_wire_hdr_t))
+        am.now_lim = am.max_inline - sizeof(gv_wire_hdr_t) + 1;
+    else
+        am.now_lim = 0;
     am.credits    = (unsigned)gv__env.AGG_CREDITS;
     if (am.max_msg < 256 + sizeof(gv_wire_frag_t)) {
         gv_error("transport %s takes messages of at most %zu bytes; the AM "

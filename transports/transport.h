@@ -143,6 +143,12 @@ typedef struct gv_tl_attr {
                                   layer keeps batches of the default size
                                   within it if it is at least 4 KiB + 8.
                                   0: no such limit */
+    size_t   max_id;           /* largest len am_send_id() takes (it
+                                  copies or sends it before returning);
+                                  0: max_inline. A transport whose
+                                  requests and replies pay for a larger
+                                  message's batch copy more than for a
+                                  copy of its own sets it higher */
     size_t   now_zcopy_min;    /* gv_am_send_now() sends a message that
                                   travels alone with a payload this large
                                   from the caller's memory and waits
@@ -194,7 +200,7 @@ struct gv_tl_ops {
      * which saves the layer above building a header that is then copied.
      * Delivered through params.recv_id_cb, in order with the sender's
      * am_send() messages.
-     * len <= attr.max_inline: GV_OK (copied or sent), GV_ERR_NO_RESOURCE
+     * len <= attr.max_id: GV_OK (copied or sent), GV_ERR_NO_RESOURCE
      * or GV_ERR_UNREACHABLE, never GV_INPROGRESS. */
     gv_status_t (*am_send_id)(gv_tl_t *tl, int dst, uint16_t id,
                               const void *payload, size_t len);

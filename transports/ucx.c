@@ -37,7 +37,13 @@
  * (tiny from the stack, else from a descriptor with
  * UCP_AM_SEND_FLAG_EAGER), and is held and ordered like the others. It
  * saves the layer above building its 8-byte header and us copying it:
- * about 35 instructions a hop (callgrind, perf/hop_ucx).
+ * about 35 instructions a hop (callgrind, perf/hop_ucx). It takes
+ * payloads up to UCX_ID_MAX (attr.max_id), past format A's 4 KiB: a
+ * request or reply of 4-16 KiB is copied once, into the descriptor's
+ * mid-size buffer, instead of into a batch that format B then sends with
+ * the upper header apart, which the receiver must put back together
+ * (over shared memory 4 KiB went from 1.8x UCP's own hop to 1.3x,
+ * perf/RESULTS.md, sixteenth session).
  *
  * Ordering. UCX delivers eager messages of one endpoint in order, but a
  * rendezvous message only announces itself in order: its data lands later,
@@ -85,6 +91,7 @@
 #define UCX_AM_ID       0x4756u      /* "GV" */
 #define UCX_AM_ID_I     0x4757u      /* format I frames (am_send_id) */
 #define UCX_COPY_MAX    4096         /* format A up to this many bytes */
+#define UCX_ID_MAX      16384        /* attr.max_id: format I payloads */
 #define UCX_STACK_MAX   256          /* try the short path from the stack */
 #define UCX_MAX_MSG     (256u << 20) /* attr.max_msg: caps receive buffers */
 #define UCX_RX_WINDOW   (1u << 20)   /* seq distance accepted ahead */
@@ -179,6 +186,10 @@ struct ucx_txd {
     size_t     big_cap;
     uint8_t    uhdr[sizeof(ucx_fhdr_t) + GV_TL_MAX_HDR];
     uint8_t    frame[sizeof(ucx_ihdr_t) + UCX_COPY_MAX];
+    /* A format I frame past UCX_COPY_MAX: sizeof(ucx_ihdr_t) + UCX_ID_MAX
+     * bytes, made the first time this descriptor carries one and kept
+     * with it (the free list hands out the descriptor used last). */
+    uint8_t   *mid;
 };
 
 struct ucx_tl {
@@ -267,7 +278,8 @@ static ucx_txd_t *ucx_txd_get(ucx_tl_t *ux)
     } else {
         if (ux->txd_count >= UCX_TXD_MAX)
             return NULL;
-        txd = gv_malloc(sizeof(*txd));
+        txd      = gv_malloc(sizeof(*txd));
+        txd->mid = NULL;
         ux->txd_count++;
     }
     txd->ux  = ux;
@@ -1025,11 +1037,12 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     ucx_ihdr_t          ih;
     ucp_request_param_t p;
     ucs_status_ptr_t    sp;
+    uint8_t            *f;
 
-    if ((dst < 0) || (dst >= tl->size) || (len > UCX_COPY_MAX)) {
+    if ((dst < 0) || (dst >= tl->size) || (len > UCX_ID_MAX)) {
         gv_error("ucx: am_send_id to rank %d with %zu bytes: invalid (ranks "
                  "0..%d, at most %u bytes)", dst, len, tl->size - 1,
-                 UCX_COPY_MAX);
+                 UCX_ID_MAX);
         return GV_ERR_INVALID;
     }
     peer = &ux->peers[dst];
@@ -1054,16 +1067,23 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
     txd = ucx_txd_for(ux, dst);
     if (txd == NULL)
         return GV_ERR_NO_RESOURCE;
-    memcpy(txd->frame, &ih, sizeof(ih));
+    f = txd->frame;
+    if (len > UCX_COPY_MAX) {
+        if (txd->mid == NULL)
+            txd->mid = gv_malloc_aligned(UCX_RX_ALIGN,
+                                         sizeof(ih) + UCX_ID_MAX);
+        f = txd->mid;
+    }
+    memcpy(f, &ih, sizeof(ih));
     if (len != 0)
-        memcpy(txd->frame + sizeof(ih), payload, len);
+        memcpy(f + sizeof(ih), payload, len);
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                      UCP_OP_ATTR_FIELD_FLAGS;
     p.cb.send      = ucx_send_done;
     p.user_data    = txd;
     p.flags        = UCP_AM_SEND_FLAG_EAGER;
-    sp = ucp_am_send_nbx(peer->ep, UCX_AM_ID_I, NULL, 0, txd->frame,
-                         sizeof(ih) + len, &p);
+    sp = ucp_am_send_nbx(peer->ep, UCX_AM_ID_I, NULL, 0, f, sizeof(ih) + len,
+                         &p);
     return ucx_sent(ux, peer, txd, sp);
 }
 
@@ -1426,6 +1446,7 @@ static void ucx_free_all(ucx_tl_t *ux)
         ucp_cleanup(ux->ctx);
     while ((txd = ux->txd_free) != NULL) {
         ux->txd_free = txd->next;
+        gv_free(txd->mid);
         gv_free(txd);
     }
     for (i = 0; i < (int)ux->nrbuf; i++)
@@ -1962,6 +1983,7 @@ static gv_status_t ucx_init(gv_tl_t *tl)
      * the layer above wait for our copy budget instead of pipelining its
      * own buffers, which measured 2-3x slower at 1 MiB. */
     tl->attr.max_inline = UCX_COPY_MAX;
+    tl->attr.max_id     = UCX_ID_MAX;
     if (ux->heap != NULL) {
         tl->attr.caps     |= GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64;
         tl->attr.heap_base = ux->heap;
