@@ -406,13 +406,16 @@ static void lone_req_cb(gv_req_t *req, gv_status_t status)
              "%s", am.tl->ops->name, gv_status_str(status));
 }
 
-/* A transport that kept a message it promised to copy in am_send
- * (max_inline): the AM layer would reuse the memory under it. */
-static void __attribute__((noinline)) inline_kept(size_t bytes)
+/* A transport that kept a message it promised to copy (am_send up to
+ * max_inline, am_send_id up to max_id): the AM layer would reuse the
+ * memory under it. */
+static void __attribute__((noinline)) inline_kept(size_t bytes, int with_id)
 {
-    gv_fatal("transport %s kept a %zu-byte message after am_send, within "
-             "the %zu bytes it promised to copy (max_inline)",
-             am.tl->ops->name, bytes, am.max_inline);
+    gv_fatal("transport %s kept a %zu-byte message after %s, within the "
+             "%zu bytes it promised to copy (%s)", am.tl->ops->name, bytes,
+             with_id ? "am_send_id" : "am_send",
+             with_id ? am.now_lim - 1 : am.max_inline,
+             with_id ? "max_id" : "max_inline");
 }
 
 static inline void lone_settle(int dst)
@@ -608,7 +611,7 @@ static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
         return;
     }
     if (status == GV_INPROGRESS)
-        inline_kept(flen);
+        inline_kept(flen, 0);
     c->pos = c->end = NULL;
     am.lone_dst     = -1;
     (*reason_counter)++;
@@ -1378,7 +1381,7 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
         }
         if (__builtin_expect(status != GV_ERR_NO_RESOURCE, 1)) {
             if (__builtin_expect(status == GV_INPROGRESS, 0))
-                inline_kept(flen);
+                inline_kept(flen, am.send_id);
             /* As gv_am_send() accounts a message it hands over (and
              * reports a failed send the same way). */
             gv__am_hot.msgs_sent++;

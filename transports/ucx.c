@@ -92,6 +92,8 @@
 #define UCX_AM_ID_I     0x4757u      /* format I frames (am_send_id) */
 #define UCX_COPY_MAX    4096         /* format A up to this many bytes */
 #define UCX_ID_MAX      16384        /* attr.max_id: format I payloads */
+#define UCX_MID_SIZE    (16 + UCX_ID_MAX) /* a format I frame past COPY_MAX */
+#define UCX_MID_KEEP    16           /* idle mid-size buffers kept */
 #define UCX_STACK_MAX   256          /* try the short path from the stack */
 #define UCX_MAX_MSG     (256u << 20) /* attr.max_msg: caps receive buffers */
 #define UCX_RX_WINDOW   (1u << 20)   /* seq distance accepted ahead */
@@ -130,6 +132,8 @@ typedef struct {
     ucx_fhdr_t f;
     uint32_t   id;
 } ucx_ihdr_t;
+_Static_assert(UCX_MID_SIZE >= sizeof(ucx_ihdr_t) + UCX_ID_MAX,
+               "a mid-size buffer holds the largest format I frame");
 
 typedef struct ucx_tl   ucx_tl_t;
 typedef struct ucx_peer ucx_peer_t;
@@ -174,8 +178,8 @@ struct ucx_peer {
     ucx_rx_t  *rx_head, *rx_tail;
 };
 
-/* A send descriptor: keeps the UCX user header (and, for format A, the
- * frame) alive until UCX is done with them. */
+/* A send descriptor: keeps the UCX user header (and, for formats A and
+ * I, the frame) alive until UCX is done with them. */
 typedef struct ucx_txd ucx_txd_t;
 struct ucx_txd {
     ucx_txd_t *next;        /* free list */
@@ -186,10 +190,7 @@ struct ucx_txd {
     size_t     big_cap;
     uint8_t    uhdr[sizeof(ucx_fhdr_t) + GV_TL_MAX_HDR];
     uint8_t    frame[sizeof(ucx_ihdr_t) + UCX_COPY_MAX];
-    /* A format I frame past UCX_COPY_MAX: sizeof(ucx_ihdr_t) + UCX_ID_MAX
-     * bytes, made the first time this descriptor carries one and kept
-     * with it (the free list hands out the descriptor used last). */
-    uint8_t   *mid;
+    void      *mid;         /* a format I frame past UCX_COPY_MAX */
 };
 
 struct ucx_tl {
@@ -218,6 +219,8 @@ struct ucx_tl {
     unsigned      txd_out;
     size_t        tx_copy_bytes; /* large payloads copied, in flight */
     unsigned      txd_count;
+    void         *mid_free[UCX_MID_KEEP]; /* idle UCX_MID_SIZE buffers */
+    unsigned      nmid_free;
     struct {
         void  *p;
         size_t cap;
@@ -278,13 +281,13 @@ static ucx_txd_t *ucx_txd_get(ucx_tl_t *ux)
     } else {
         if (ux->txd_count >= UCX_TXD_MAX)
             return NULL;
-        txd      = gv_malloc(sizeof(*txd));
-        txd->mid = NULL;
+        txd = gv_malloc(sizeof(*txd));
         ux->txd_count++;
     }
     txd->ux  = ux;
     txd->req = NULL;
     txd->big = NULL;
+    txd->mid = NULL;
     ux->txd_out++;
     return txd;
 }
@@ -297,6 +300,13 @@ static void ucx_txd_put(ucx_tl_t *ux, ucx_txd_t *txd)
         ux->tx_copy_bytes -= txd->big_cap;
         ucx_rbuf_put(ux, txd->big, txd->big_cap);
         txd->big = NULL;
+    }
+    if (txd->mid != NULL) {
+        ux->tx_copy_bytes -= UCX_MID_SIZE;
+        if (ux->nmid_free < UCX_MID_KEEP)
+            ux->mid_free[ux->nmid_free++] = txd->mid;
+        else
+            gv_free(txd->mid);
     }
     txd->next    = ux->txd_free;
     ux->txd_free = txd;
@@ -1069,9 +1079,18 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         return GV_ERR_NO_RESOURCE;
     f = txd->frame;
     if (len > UCX_COPY_MAX) {
-        if (txd->mid == NULL)
-            txd->mid = gv_malloc_aligned(UCX_RX_ALIGN,
-                                         sizeof(ih) + UCX_ID_MAX);
+        /* Counted with the large copies in flight, so that a sender that
+         * is never refused does not hold without limit. */
+        if ((ux->tx_copy_bytes != 0) &&
+            (ux->tx_copy_bytes + UCX_MID_SIZE > UCX_TX_COPY_BUDGET)) {
+            ux->st.tx_backpressure++;
+            ucx_txd_put(ux, txd);
+            return GV_ERR_NO_RESOURCE;
+        }
+        txd->mid = (ux->nmid_free > 0)
+                       ? ux->mid_free[--ux->nmid_free]
+                       : gv_malloc_aligned(UCX_RX_ALIGN, UCX_MID_SIZE);
+        ux->tx_copy_bytes += UCX_MID_SIZE;
         f = txd->mid;
     }
     memcpy(f, &ih, sizeof(ih));
@@ -1446,9 +1465,10 @@ static void ucx_free_all(ucx_tl_t *ux)
         ucp_cleanup(ux->ctx);
     while ((txd = ux->txd_free) != NULL) {
         ux->txd_free = txd->next;
-        gv_free(txd->mid);
         gv_free(txd);
     }
+    while (ux->nmid_free > 0)
+        gv_free(ux->mid_free[--ux->nmid_free]);
     for (i = 0; i < (int)ux->nrbuf; i++)
         gv_free(ux->rbuf[i].p);
     gv_free(ux->peers);

@@ -131,8 +131,8 @@ size_t gv_am_max_payload(void);
  * is buffered to dst and the transport copies a message this small, it
  * goes to the transport from the caller's memory, as GASNet-EX's and
  * UCX's active-message sends do; otherwise it is buffered and shipped.
- * A large one (from 16 KiB over ofi and mpi, 64 KiB elsewhere) goes from
- * the caller's memory too, and outside a handler the call then waits,
+ * A large one (from about 16 KiB over ofi and mpi, 64 KiB elsewhere) goes
+ * from the caller's memory too, and outside a handler the call then waits,
  * progressing (other workers and handlers run), until the transport is
  * done with the buffer, which may take the receiver's progress.
  * To the own rank it is gv_am_send(): handled at the next progress.
