@@ -1333,7 +1333,9 @@ void gv_flush(void)
 }
 
 /* gv_am_send_now() when its message cannot go straight to the transport:
- * buffer it as gv_am_send() does, then ship what is buffered to dst. */
+ * hand it over as gv_am_send() does (buffered, or from now_zcopy_min sent
+ * from the caller's memory, waiting outside handlers), then ship what is
+ * buffered to dst. */
 static gv_status_t __attribute__((noinline))
 send_now_slow(int dst, gv_am_id_t id, const void *payload, size_t len)
 {

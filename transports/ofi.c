@@ -39,8 +39,10 @@
  * to the sender, about 5 us a hop in these VMs against 0.6-0.8 us for an
  * injected 4 KiB, so a 4 KiB payload, whose frame our header takes past
  * 4096, cost 3-8x libfabric's own 4 KiB hop. A frame of up to
- * OFI_SPLIT_PARTS times inject_size (less our headers; split_max, agreed
- * by every rank) goes instead as that many injected parts with
+ * OFI_SPLIT_PARTS times inject_size (less our headers, and at most as
+ * many parts as a peer grants credits; split_max, agreed by every rank,
+ * 0 where it would not fit the shared receive buffers' frames) goes
+ * instead as that many injected parts with
  * consecutive seqs (send_split), byte 15 saying how each continues:
  * OFI_MORE (more follow; no pad) and OFI_CONT (it continues the previous
  * one; never OFI_IDF, which only the first part has, before its id word).
@@ -131,8 +133,10 @@
  * a part that would make its message longer than split_max. Those last
  * three do not take their seq, so that the frame really sent with it is
  * still taken. (A frame with the job's key and the next seq is trusted:
- * a forged first part of a message would stop its sender's frames until
- * the job's watchdog names it. The key is what keeps strangers out.)
+ * a forged first part of a message would make its sender's real frames
+ * look like the middle of a message, to be dropped, and so stop that
+ * sender; the job's watchdog names a rank once its messages back up,
+ * not necessarily the forger. The key is what keeps strangers out.)
  *
  * Sends: a frame that fits in inject_size goes out with fi_inject (done on
  * return), one up to split_max as injected parts (attr.max_inline says
@@ -352,6 +356,7 @@ typedef struct {
     size_t   owed_len;        /*   go, padded, while the peer's owing; */
     size_t   owed_off;        /*   progress injects them */
     size_t   owed_pad;
+    uint64_t owed_ns;         /* when a part last went (owed_watch) */
 } ofi_split_t;
 
 /* A flush waits for the one-sided ops issued before it, not for ones
@@ -435,7 +440,9 @@ typedef struct {
     size_t             split_chunk; /* bytes of a message in one part */
     size_t             split_max;   /* longest split message; 0: none */
     int                nowed;       /* peers with parts owed */
+    uint64_t           owed_look_ns; /* owed_watch's last look */
     unsigned           test_owe;    /* gv__tl_ofi_owe() */
+    int                test_owe_stuck; /* ... and owed parts never go */
 
     /* Counters, logged at fini (debug). */
     uint64_t           n_grants, n_credit_stalls;
@@ -948,8 +955,10 @@ handle_frame(gv_tl_t *tl, const uint8_t *frame, size_t len, int large)
         p->stash = s->next;
         o->stash_bytes -= s->len;
         /* A stashed frame was counted and credited when it was stashed,
-         * even one that take_part() now drops: only a frame with the job's
-         * key and a seq ahead (a forgery) can be dropped here. */
+         * even one that take_part() now drops: one is dropped here only
+         * after a forgery with the job's key (a seq ahead, or a first
+         * part that left a message in progress), and then the sender's
+         * real frames may be among them. */
         ofi_take(tl, (int)src, p, s->seq, s->flags, s->id, s->data, s->len);
         gv_free(s);
     }
@@ -1148,6 +1157,7 @@ static void handle_entries(gv_tl_t *tl, struct fi_cq_data_entry *ent,
 }
 
 static gv_status_t send_owed(gv_tl_t *tl, int dst);
+static void       owed_watch(gv_tl_t *tl);
 
 static unsigned ofi_progress(gv_tl_t *tl)
 {
@@ -1197,6 +1207,8 @@ static unsigned ofi_progress(gv_tl_t *tl)
         for (k = 0; (k < tl->size) && (o->nowed > 0); k++)
             if (o->peers[k].owing && (send_owed(tl, k) == GV_OK))
                 events++;
+        if (o->nowed > 0)
+            owed_watch(tl);
     }
     /* A buffer whose repost met -FI_EAGAIN is retried here. */
     if (o->nrbuf_unposted > 0) {
@@ -1339,6 +1351,7 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
     ofi_t       *o  = tl->priv;
     ofi_peer_t  *p  = &o->peers[dst];
     ofi_split_t *sp = &o->splits[dst];
+    size_t       was = sp->owed_off;
 
     while (sp->owed_off < sp->owed_len) {
         size_t   n    = sp->owed_len - sp->owed_off;
@@ -1347,12 +1360,17 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
 
         if (more)
             n = o->split_chunk;
-        ret = inject_part(tl, o, p,
-                          OFI_CONT |
-                              (more ? OFI_MORE : (unsigned)sp->owed_pad),
-                          sp->owed + sp->owed_off, n, NULL, 0, 0, n);
-        if (ret == -FI_EAGAIN)
+        ret = o->test_owe_stuck
+                  ? -FI_EAGAIN
+                  : inject_part(tl, o, p,
+                                OFI_CONT | (more ? OFI_MORE
+                                                 : (unsigned)sp->owed_pad),
+                                sp->owed + sp->owed_off, n, NULL, 0, 0, n);
+        if (ret == -FI_EAGAIN) {
+            if (sp->owed_off != was)
+                sp->owed_ns = gv__now_ns();
             return GV_ERR_NO_RESOURCE;
+        }
         if (ret != 0) {
             gv_free(sp->owed);
             sp->owed = NULL;
@@ -1367,6 +1385,39 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
     p->owing = 0;
     o->nowed--;
     return GV_OK;
+}
+
+/* The AM layer counted a split message as sent once its first part went,
+ * so its watchdog does not see the parts we still owe: a receiver that
+ * takes nothing more (stopped, stuck, its queue full for ever) would leave
+ * a sender that sends it nothing else waiting without a word. Declare
+ * such a rank failed once no part has gone to it for GV_TIMEOUT_S of
+ * polling; as the AM layer's watchdog does, a gap of a second between
+ * looks (this rank computed) starts the clocks again. */
+static void __attribute__((noinline)) owed_watch(gv_tl_t *tl)
+{
+    ofi_t   *o   = tl->priv;
+    uint64_t now = gv__now_ns();
+    int      k, restart = (now - o->owed_look_ns > 1000000000ull);
+
+    o->owed_look_ns = now;
+    for (k = 0; k < tl->size; k++) {
+        ofi_split_t *sp;
+
+        if (!o->peers[k].owing)
+            continue;
+        sp = &o->splits[k];
+        if (restart)
+            sp->owed_ns = now;
+        else if (now - sp->owed_ns > gv__timeout_ns())
+            gv__peer_failed(k, "rank %d took none of the messages sent to "
+                            "it for %llu s (GV_TIMEOUT_S): ofi (provider "
+                            "%s) still owes it the last %zu bytes of a "
+                            "split message. It is stopped or stuck, or ran "
+                            "that long without calling into Grapevine", k,
+                            (unsigned long long)gv__env.TIMEOUT_S,
+                            prov_name(o), sp->owed_len - sp->owed_off);
+    }
 }
 
 /* A frame past inject_size whose message (@a a, then @a b) is at most
@@ -1417,6 +1468,7 @@ static gv_status_t send_split(gv_tl_t *tl, ofi_t *o, ofi_peer_t *p, int dst,
         sp->owed_len = padded - off;
         sp->owed_off = 0;
         sp->owed_pad = padded - body;
+        sp->owed_ns  = gv__now_ns();
         p->owing     = 1;
         o->nowed++;
         o->n_owed++;
@@ -2559,8 +2611,12 @@ static void drain_sends(gv_tl_t *tl)
             continue;
         while (p->owing && (gv__now_ns() < deadline))
             ofi_progress(tl);
-        if (p->owing)
-            continue; /* no bye behind a message cut short */
+        if (p->owing) { /* no bye behind a message cut short */
+            gv_warn("ofi: rank %d did not take the last %zu bytes of a "
+                    "split message before finalize; they are lost", dst,
+                    o->splits[dst].owed_len - o->splits[dst].owed_off);
+            continue;
+        }
         while ((op = op_get(o, OFI_CTX_SEND, dst, NULL)) == NULL) {
             ofi_progress(tl);
             if (gv__now_ns() > deadline)
@@ -2635,10 +2691,12 @@ void gv__tl_ofi_counters(gv_tl_t *tl, gv_tl_ofi_counters_t *c_p)
     c_p->owed      = ((ofi_t *)tl->priv)->n_owed;
 }
 
-void gv__tl_ofi_owe(gv_tl_t *tl, unsigned n)
+void gv__tl_ofi_owe(gv_tl_t *tl, unsigned n, int stuck)
 {
-    if ((tl != NULL) && (tl->ops == &gv_tl_ofi_ops) && (tl->priv != NULL))
-        ((ofi_t *)tl->priv)->test_owe = n;
+    if ((tl != NULL) && (tl->ops == &gv_tl_ofi_ops) && (tl->priv != NULL)) {
+        ((ofi_t *)tl->priv)->test_owe       = n;
+        ((ofi_t *)tl->priv)->test_owe_stuck = stuck;
+    }
 }
 
 void gv__tl_ofi_seqs(gv_tl_t *tl, int rank, uint32_t *tx_p, uint32_t *rx_p)

@@ -34,7 +34,9 @@ void gv__tl_ofi_seqs(gv_tl_t *tl, int rank, uint32_t *tx_p, uint32_t *rx_p);
 
 /* For tests only: the next @a n messages sent in parts leave with their
  * first part only, and owe the rest as if the second had met EAGAIN
- * (progress sends it; sends to that rank are refused until then). */
-void gv__tl_ofi_owe(gv_tl_t *tl, unsigned n);
+ * (progress sends it; sends to that rank are refused until then). With
+ * @a stuck, every try of progress meets EAGAIN too, as if the receiver's
+ * queue stayed full. */
+void gv__tl_ofi_owe(gv_tl_t *tl, unsigned n, int stuck);
 
 #endif

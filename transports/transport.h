@@ -151,9 +151,10 @@ typedef struct gv_tl_attr {
                                   copy of its own sets it higher */
     size_t   now_zcopy_min;    /* gv_am_send_now() sends a message that
                                   travels alone with a payload this large
-                                  from the caller's memory and waits
-                                  for the transport, instead of copying it
-                                  first, as larger ones always go; 0: the
+                                  from the caller's memory and, outside
+                                  handlers, waits for the transport,
+                                  instead of copying it first (as
+                                  gv_am_send() does below 64 KiB); 0: the
                                   AM layer's own 64 KiB */
     int      flush_blocks;     /* flush() completes inside the call (the
                                   library waits there): flushing ranks one

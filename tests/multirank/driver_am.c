@@ -438,7 +438,7 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
  * the transports whose atomics need the target's progress (over shm and
  * ucx/sm they complete without it; over mpi the wait is inside
  * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
-static void stuck_target_named(const char *label, const char *args)
+static const tl_cfg_t *tl_labelled(const char *label)
 {
     size_t k;
 
@@ -446,7 +446,12 @@ static void stuck_target_named(const char *label, const char *args)
         if (strcmp(tls[k].label, label) == 0)
             break;
     cr_assert(k < NTLS, "no transport configuration %s", label);
-    expect_stuck_named(&tls[k], "mr_stuck_amo", args,
+    return &tls[k];
+}
+
+static void stuck_target_named(const char *label, const char *args)
+{
+    expect_stuck_named(tl_labelled(label), "mr_stuck_amo", args,
                        "one-sided operations waiting to complete: 1", 1);
 }
 
@@ -463,6 +468,16 @@ Test(fault, stuck_target_named_ofi_shm, .timeout = 60)
 Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
 {
     stuck_target_named("ofi/tcp;ofi_rxm", "");
+}
+
+/* The rest of a split message that the receiver never takes: the AM
+ * layer counted the message as sent, so the ofi transport itself must
+ * name the rank (mr_ofi_owed.c). */
+Test(fault, owed_parts_named_ofi_shm, .timeout = 60)
+{
+    expect_stuck_named(tl_labelled("ofi/shm"), "mr_ofi_owed", "",
+                       "still owes it the last 4120 bytes of a split "
+                       "message", 1);
 }
 
 /* Frames forged in front of real UCX (preload_forge_ucx.c: another job's

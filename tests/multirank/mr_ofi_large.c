@@ -122,7 +122,7 @@ int main(int argc, char **argv)
     sent_to  = calloc((size_t)nranks, sizeof(*sent_to));
     bufs     = calloc((size_t)nranks * NMSG, sizeof(*bufs));
 #if GV_HAVE_OFI
-    gv__tl_ofi_owe(gv__ctx.tl, NMSG / 3);
+    gv__tl_ofi_owe(gv__ctx.tl, NMSG / 3, 0);
 #endif
     gv_barrier();
 
