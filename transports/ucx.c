@@ -42,7 +42,7 @@
  * request or reply of 4-16 KiB is copied once, into the descriptor's
  * mid-size buffer, instead of into a batch that format B then sends with
  * the upper header apart, which the receiver must put back together
- * (over shared memory 4 KiB went from 1.8x UCP's own hop to 1.3x,
+ * (over shared memory 4 KiB went from 1.7x UCP's own hop to 1.4x,
  * perf/RESULTS.md, sixteenth session).
  *
  * Ordering. UCX delivers eager messages of one endpoint in order, but a
