@@ -38,6 +38,10 @@
  *   fcont_lone a continuation while no message from rank 0 is in progress
  *              (no id frame: CONT excludes IDF, so its body is an AM
  *              message to handler 0xfff0 instead, for the same reason);
+ *   fmore_long a first part (OFI_MORE) whose body alone is 8 bytes past
+ *              split_max, the longest message the job sends in parts (0
+ *              where none are: rxm), which bounds the receiver's copy of
+ *              the parts;
  * and, where the receiver posts buffers for tagged (large) frames and the
  * stranger's endpoint has FI_TAGGED, tagged ones:
  *   tkey       another job's key;
@@ -107,7 +111,7 @@ enum {
     K_SHORT, K_LONG, K_KEY, K_SRC, K_SELF, K_STALE, K_AHEAD, K_PAD,
     K_GRANT_LEN, K_GRANT_FAR, K_ID_BIG, K_ID_SHORT, K_FKEY, K_FSRC, K_FSELF,
     K_FSTALE, K_FID_BIG, K_FPAD, K_FMORE_PAD, K_FCONT_IDF, K_FCONT_LONE,
-    K_TKEY, K_TLONG, K_TPAD, NKINDS
+    K_FMORE_LONG, K_TKEY, K_TLONG, K_TPAD, NKINDS
 };
 #define K_FIRST_FRESH  K_FKEY
 #define K_FIRST_TAGGED K_TKEY
@@ -117,7 +121,7 @@ static const char *const kind_name[NKINDS] = {
     "short", "long", "key", "src", "self", "stale", "ahead", "pad",
     "grant_len", "grant_far", "id_big", "id_short", "fkey", "fsrc", "fself",
     "fstale", "fid_big", "fpad", "fmore_pad", "fcont_idf", "fcont_lone",
-    "tkey", "tlong", "tpad",
+    "fmore_long", "tkey", "tlong", "tpad",
 };
 
 /* The stranger's own libfabric objects (rank 0). */
@@ -412,8 +416,11 @@ static void attack(int v)
 /* The fresh kinds to rank @a v, which expects @a seq next from rank 0. */
 static void attack_fresh(int v, uint32_t seq)
 {
-    const uint64_t fresh_id = FRESH_ID;
-    int            k;
+    const uint64_t       fresh_id = FRESH_ID;
+    gv_tl_ofi_counters_t c;
+    int                  k;
+
+    gv__tl_ofi_counters(gv__ctx.tl, &c);
 
     for (k = K_FIRST_FRESH; k < K_FIRST_TAGGED; k++) {
         size_t len = WIRE_HDR + 8 + 8; /* header, id word, 8 bytes */
@@ -448,6 +455,10 @@ static void attack_fresh(int v, uint32_t seq)
         case K_FCONT_LONE:
             forge_hdr(0, seq, CONT, len);
             break;
+        case K_FMORE_LONG: /* 0xa5 bytes: an AM message to no handler */
+            len = WIRE_HDR + c.split_max + 8;
+            forge_hdr(0, seq, MORE, len);
+            break;
         }
         if (k == K_FCONT_LONE) {
             /* Not an id frame: the body is an AM message (8-byte header,
@@ -457,7 +468,7 @@ static void attack_fresh(int v, uint32_t seq)
                                .len  = 8};
 
             memcpy(raw.buf + WIRE_HDR, &h, sizeof(h));
-        } else if (k != K_FID_BIG) {
+        } else if ((k != K_FID_BIG) && (k != K_FMORE_LONG)) {
             memcpy(raw.buf + WIRE_HDR, &fresh_id, 8);
         }
         forged[v][k] += (uint32_t)raw_send(v, len, 0);
