@@ -356,7 +356,8 @@ typedef struct {
     size_t   owed_len;        /*   go, padded, while the peer's owing; */
     size_t   owed_off;        /*   progress injects them */
     size_t   owed_pad;
-    uint64_t owed_ns;         /* when a part last went (owed_watch) */
+    uint64_t owed_ns;         /* when a part last went, or owed_watch's
+                                 clock restarted */
 } ofi_split_t;
 
 /* A flush waits for the one-sided ops issued before it, not for ones
@@ -440,6 +441,7 @@ typedef struct {
     size_t             split_chunk; /* bytes of a message in one part */
     size_t             split_max;   /* longest split message; 0: none */
     int                nowed;       /* peers with parts owed */
+    unsigned           owed_polls;  /* progress calls while owing */
     uint64_t           owed_look_ns; /* owed_watch's last look */
     unsigned           test_owe;    /* gv__tl_ofi_owe() */
     int                test_owe_stuck; /* ... and owed parts never go */
@@ -1207,7 +1209,9 @@ static unsigned ofi_progress(gv_tl_t *tl)
         for (k = 0; (k < tl->size) && (o->nowed > 0); k++)
             if (o->peers[k].owing && (send_owed(tl, k) == GV_OK))
                 events++;
-        if (o->nowed > 0)
+        /* A clock read per poll would cost more than the poll while
+         * sends meet EAGAIN: look every 256th. */
+        if ((o->nowed > 0) && ((++o->owed_polls & 255) == 0))
             owed_watch(tl);
     }
     /* A buffer whose repost met -FI_EAGAIN is retried here. */
@@ -1393,7 +1397,9 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
  * a sender that sends it nothing else waiting without a word. Declare
  * such a rank failed once no part has gone to it for GV_TIMEOUT_S of
  * polling; as the AM layer's watchdog does, a gap of a second between
- * looks (this rank computed) starts the clocks again. */
+ * looks (this rank computed; 256 polls take far less, even napping) starts
+ * the clocks again. The message starts as the AM layer's does, though the
+ * rank took the message's first part. */
 static void __attribute__((noinline)) owed_watch(gv_tl_t *tl)
 {
     ofi_t   *o   = tl->priv;

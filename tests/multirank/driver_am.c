@@ -434,10 +434,7 @@ ParameterizedTest(int *k, fault, stuck_receiver_named, .timeout = 60)
                        (*k < (int)NTLS) ? "" : "--tasks", NULL, 0);
 }
 
-/* A one-sided operation waiting for a stopped target is named too, over
- * the transports whose atomics need the target's progress (over shm and
- * ucx/sm they complete without it; over mpi the wait is inside
- * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
+/* The configuration of tls[] labelled @a label. */
 static const tl_cfg_t *tl_labelled(const char *label)
 {
     size_t k;
@@ -449,6 +446,10 @@ static const tl_cfg_t *tl_labelled(const char *label)
     return &tls[k];
 }
 
+/* A one-sided operation waiting for a stopped target is named too, over
+ * the transports whose atomics need the target's progress (over shm and
+ * ucx/sm they complete without it; over mpi the wait is inside
+ * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
 static void stuck_target_named(const char *label, const char *args)
 {
     expect_stuck_named(tl_labelled(label), "mr_stuck_amo", args,

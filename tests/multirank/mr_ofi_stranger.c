@@ -16,7 +16,8 @@
  *   pad        byte 15 claims 8 bytes of padding (at most 7);
  *   grant_len  a grant (byte 15 = 0x80) of 24 bytes, not 16;
  *   grant_far  a grant for 2^30 frames, more than the receiver sent;
- * id frames (a request's or a reply's shape; fcont_lone aside) that carry
+ * id frames (a request's or a reply's shape; fcont_lone and fmore_long
+ * aside) that carry
  * the very seq the receiver expects next from rank 0, sent before round 0
  * while every receiver waits for them, so that they pass the sequence
  * check and meet the others (those of ofi.c's fast path, frame_fast,
@@ -41,7 +42,10 @@
  *   fmore_long a first part (OFI_MORE) whose body alone is 8 bytes past
  *              split_max, the longest message the job sends in parts (0
  *              where none are: rxm), which bounds the receiver's copy of
- *              the parts;
+ *              the parts (its body is 0xa5 bytes: a part is never
+ *              delivered on its own, and without the bound the copy would
+ *              overrun the message buffer over shm and find none over
+ *              rxm);
  * and, where the receiver posts buffers for tagged (large) frames and the
  * stranger's endpoint has FI_TAGGED, tagged ones:
  *   tkey       another job's key;
@@ -455,7 +459,7 @@ static void attack_fresh(int v, uint32_t seq)
         case K_FCONT_LONE:
             forge_hdr(0, seq, CONT, len);
             break;
-        case K_FMORE_LONG: /* 0xa5 bytes: an AM message to no handler */
+        case K_FMORE_LONG: /* a body of 0xa5 bytes (see the top) */
             len = WIRE_HDR + c.split_max + 8;
             forge_hdr(0, seq, MORE, len);
             break;
