@@ -1476,7 +1476,7 @@ unsigned gv__am_progress(void)
  * here: waits inside the library (mpi's one-sided operations wait inside
  * MPI_Win_flush): the monitor thread (core/monitor.c) watches those.
  * Called from progress (every 256 polls), it looks at most every
- * WATCH_NS. Only time spent polling counts: after a gap of WATCH_GAP_NS
+ * WATCH_NS. Only time spent polling counts: after a gap of GV__WATCH_GAP_NS
  * without a look (this rank computed, or was stopped itself), every clock
  * starts again, since completions could not have been seen meanwhile.
  * Transports share some send resources among peers (MPI's and
@@ -1484,7 +1484,6 @@ unsigned gv__am_progress(void)
  * sends to others wait too: the rank named is, if any, one that holds
  * unfinished messages or blocking operations, the longest. */
 #define WATCH_NS     100000000ull
-#define WATCH_GAP_NS 1000000000ull
 
 /* Owed something only it can finish (not merely a resource the transport
  * may share among peers): the better rank to name. */
@@ -1502,7 +1501,7 @@ void gv__am_watch(uint64_t now)
 
     if ((am.peers == NULL) || (now - last_ns < WATCH_NS))
         return;
-    restart = (now - last_ns > WATCH_GAP_NS);
+    restart = (now - last_ns > GV__WATCH_GAP_NS);
     last_ns = now;
     for (i = 0; i < am.size; i++) {
         p = &am.peers[i];

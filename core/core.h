@@ -87,6 +87,11 @@ static inline uint64_t gv__timeout_ns(void)
     return gv__env.TIMEOUT_S * 1000000000ull;
 }
 
+/* A watchdog counts only time spent polling: a gap this long between two
+ * of its looks (the rank computed, or was stopped) starts its clocks
+ * again, since completions could not have been seen meanwhile. */
+#define GV__WATCH_GAP_NS 1000000000ull
+
 #if defined(__x86_64__) || defined(__i386__)
 #define gv__cpu_relax() __builtin_ia32_pause()
 #elif defined(__aarch64__)

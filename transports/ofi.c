@@ -1396,15 +1396,15 @@ static gv_status_t send_owed(gv_tl_t *tl, int dst)
  * takes nothing more (stopped, stuck, its queue full for ever) would leave
  * a sender that sends it nothing else waiting without a word. Declare
  * such a rank failed once no part has gone to it for GV_TIMEOUT_S of
- * polling; as the AM layer's watchdog does, a gap of a second between
- * looks (this rank computed; 256 polls take far less, even napping) starts
- * the clocks again. The message starts as the AM layer's does, though the
- * rank took the message's first part. */
+ * polling; as the AM layer's watchdog does, a gap of GV__WATCH_GAP_NS
+ * between looks (this rank computed; 256 polls take far less, even
+ * napping) starts the clocks again. The message starts as the AM layer's
+ * does, though the rank took the message's first part. */
 static void __attribute__((noinline)) owed_watch(gv_tl_t *tl)
 {
     ofi_t   *o   = tl->priv;
     uint64_t now = gv__now_ns();
-    int      k, restart = (now - o->owed_look_ns > 1000000000ull);
+    int      k, restart = (now - o->owed_look_ns > GV__WATCH_GAP_NS);
 
     o->owed_look_ns = now;
     for (k = 0; k < tl->size; k++) {

@@ -293,6 +293,20 @@ static ucx_txd_t *ucx_txd_get(ucx_tl_t *ux)
 }
 
 static void ucx_rbuf_put(ucx_tl_t *ux, void *p, size_t cap);
+static void ucx_txd_put(ucx_tl_t *ux, ucx_txd_t *txd);
+
+/* Copies in flight are bounded, or a sender that is never refused would
+ * queue without limit: 1 (and @a txd given back) when @a bytes more would
+ * pass UCX_TX_COPY_BUDGET. */
+static int ucx_copy_refused(ucx_tl_t *ux, ucx_txd_t *txd, size_t bytes)
+{
+    if ((ux->tx_copy_bytes == 0) ||
+        (ux->tx_copy_bytes + bytes <= UCX_TX_COPY_BUDGET))
+        return 0;
+    ux->st.tx_backpressure++;
+    ucx_txd_put(ux, txd);
+    return 1;
+}
 
 static void ucx_txd_put(ucx_tl_t *ux, ucx_txd_t *txd)
 {
@@ -1009,14 +1023,8 @@ static gv_status_t ucx_am_send(gv_tl_t *tl, int dst, const void *hdr,
         if (hdr_len != 0)
             memcpy(txd->uhdr + sizeof(fh), hdr, hdr_len);
         if (req == NULL) {
-            /* Copies in flight are bounded, or a sender that is never
-             * refused would queue without limit. */
-            if ((ux->tx_copy_bytes != 0) &&
-                (ux->tx_copy_bytes + len > UCX_TX_COPY_BUDGET)) {
-                ux->st.tx_backpressure++;
-                ucx_txd_put(ux, txd);
+            if (ucx_copy_refused(ux, txd, len))
                 return GV_ERR_NO_RESOURCE;
-            }
             txd->big = ucx_rbuf_get(ux, len, &txd->big_cap);
             ux->tx_copy_bytes += txd->big_cap;
             memcpy(txd->big, payload, len);
@@ -1079,14 +1087,8 @@ static gv_status_t ucx_am_send_id(gv_tl_t *tl, int dst, uint16_t id,
         return GV_ERR_NO_RESOURCE;
     f = txd->frame;
     if (len > UCX_COPY_MAX) {
-        /* Counted with the large copies in flight, so that a sender that
-         * is never refused does not hold without limit. */
-        if ((ux->tx_copy_bytes != 0) &&
-            (ux->tx_copy_bytes + UCX_MID_SIZE > UCX_TX_COPY_BUDGET)) {
-            ux->st.tx_backpressure++;
-            ucx_txd_put(ux, txd);
+        if (ucx_copy_refused(ux, txd, UCX_MID_SIZE))
             return GV_ERR_NO_RESOURCE;
-        }
         txd->mid = (ux->nmid_free > 0)
                        ? ux->mid_free[--ux->nmid_free]
                        : gv_malloc_aligned(UCX_RX_ALIGN, UCX_MID_SIZE);
