@@ -2601,13 +2601,21 @@ static size_t ops_busy(const ofi_t *o)
  * every peer we ever sent to gets a header-only "bye" frame with a
  * completion, and we progress until those and all other sends completed.
  * A peer that is gone fails its bye, which is harmless now. Bounded, so
- * fini never hangs. */
+ * fini never hangs: first the rest of split messages, for all peers at
+ * once (progress moves every peer's), then the byes and the drain, each
+ * with a deadline of its own, so that one peer that never takes what it
+ * is owed costs the others none of their byes. */
+#define DRAIN_NS 2000000000ull
+
 static void drain_sends(gv_tl_t *tl)
 {
     ofi_t   *o        = tl->priv;
-    uint64_t deadline = gv__now_ns() + 2000000000ull;
+    uint64_t deadline = gv__now_ns() + DRAIN_NS;
     int      dst;
 
+    while ((o->nowed > 0) && (gv__now_ns() < deadline))
+        ofi_progress(tl);
+    deadline = gv__now_ns() + DRAIN_NS;
     for (dst = 0; dst < tl->size; dst++) {
         ofi_peer_t *p = &o->peers[dst];
         ofi_op_t   *op;
@@ -2615,8 +2623,6 @@ static void drain_sends(gv_tl_t *tl)
 
         if ((dst == tl->rank) || (p->tx_seq == 0))
             continue;
-        while (p->owing && (gv__now_ns() < deadline))
-            ofi_progress(tl);
         if (p->owing) { /* no bye behind a message cut short */
             gv_warn("ofi: rank %d did not take the last %zu bytes of a "
                     "split message before finalize; they are lost", dst,
