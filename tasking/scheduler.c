@@ -535,24 +535,57 @@ static void run_periodic(void)
         wake_sleepers();
 }
 
+/* Every worker is blocked and GV_WORKERS allows no more, while tasks wait
+ * for one. A blocked worker may be waiting for one of those tasks (a
+ * parallel loop's caller for its iterations), and then nothing will ever
+ * move: stop once the queue has not shrunk (a thief takes public tasks)
+ * and no worker ran for GV_TIMEOUT_S. @a since: when this began (0: not
+ * starved at the last look); returns the new value. */
+static uint64_t __attribute__((noinline))
+starved(uint64_t since, uint64_t *queued_at)
+{
+    uint64_t queued = (S.priv.tail - S.priv.head) + (S.pub.tail - S.pub.head);
+    uint64_t now;
+
+    if (queued == 0)
+        return 0;
+    now = gv__now_ns();
+    if ((since == 0) || (queued < *queued_at)) {
+        *queued_at = queued;
+        return now;
+    }
+    if (now - since > gv__timeout_ns())
+        gv_fatal("deadlock: all %llu workers of this rank (GV_WORKERS=%llu) "
+                 "have been blocked for %llu s (GV_TIMEOUT_S) while %llu "
+                 "tasks wait for a worker to run on; a blocked worker may be "
+                 "waiting for one of them. Raise GV_WORKERS",
+                 (unsigned long long)S.nworkers,
+                 (unsigned long long)gv__env.WORKERS,
+                 (unsigned long long)gv__env.TIMEOUT_S,
+                 (unsigned long long)queued);
+    return since;
+}
+
 static void sys_main(void *arg)
 {
     gv_worker_t *self = arg;
     gv_waiter_t  wt;
     int          idle = 0;
-    uint64_t     idle_since = 0;
+    uint64_t     idle_since = 0, starved_since = 0, starved_queued = 0;
 
     for (;;) {
         gv_worker_t *next;
 
         run_periodic();
         if (!rq_empty()) {
-            idle = 0;
+            idle          = 0;
+            starved_since = 0;
             switch_to_entry(&self->ctx, rq_pop());
             continue;
         }
         if ((next = task_worker()) != NULL) {
-            idle = 0;
+            idle          = 0;
+            starved_since = 0;
             switch_to(self, &self->ctx, next);
             continue;
         }
@@ -591,6 +624,8 @@ static void sys_main(void *arg)
                              ? "; GV_WORKERS reached: raise it" : "");
             idle_since = gv__now_ns();
         }
+        if (S.nworkers >= S.max_workers)
+            starved_since = starved(starved_since, &starved_queued);
     }
 }
 

@@ -460,6 +460,69 @@ Test(workers, pool_grows_on_demand_up_to_gv_workers, .init = limited_setup,
     cr_assert_leq(st.workers, 10);
 }
 
+/* ---- every worker blocked on a task that cannot get one ------------------------ */
+
+static void inner_task(void *p)
+{
+    (void)p;
+}
+
+/* Holds the only worker while it waits for a task that needs one. */
+static void outer_task(void *p)
+{
+    gv_finish_t f;
+
+    (void)p;
+    gv_finish_begin(&f);
+    gv_spawn_private(inner_task, NULL, 0);
+    gv_finish_end(&f);
+}
+
+/* GV_WORKERS=1 and a task that waits for a task of its own: the rank
+ * must stop after GV_TIMEOUT_S with a message naming GV_WORKERS, not
+ * wait for ever (it did, without a word, on every rank of a job). Its
+ * own process: the child initialises the runtime itself. */
+Test(workers, all_workers_blocked_on_queued_tasks_stops_the_rank,
+     .timeout = 60)
+{
+    int     pipefd[2], status;
+    pid_t   pid;
+    char    buf[4096];
+    ssize_t n, total = 0;
+
+    cr_assert_eq(pipe(pipefd), 0);
+    pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        gv_finish_t f;
+
+        dup2(pipefd[1], STDERR_FILENO);
+        close(pipefd[0]);
+        setenv("GV_WORKERS", "1", 1);
+        setenv("GV_TIMEOUT_S", "2", 1);
+        if (gv_init(NULL, NULL) != GV_OK)
+            _exit(3);
+        gv_finish_begin(&f);
+        gv_spawn_private(outer_task, NULL, 0);
+        gv_finish_end(&f);
+        _exit(0); /* not reached */
+    }
+    close(pipefd[1]);
+    while ((n = read(pipefd[0], buf + total,
+                     sizeof(buf) - 1 - (size_t)total)) > 0)
+        total += n;
+    buf[total] = '\0';
+    close(pipefd[0]);
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && (WEXITSTATUS(status) != 0),
+              "the rank did not exit with an error (status %#x); stderr "
+              "was: %s", status, buf);
+    cr_assert(strstr(buf, "blocked for 2 s (GV_TIMEOUT_S)") != NULL,
+              "no message after GV_TIMEOUT_S; stderr was: %s", buf);
+    cr_assert(strstr(buf, "Raise GV_WORKERS") != NULL,
+              "message does not name GV_WORKERS: %s", buf);
+}
+
 /* ---- deep recursion with a large GV_STACK -------------------------------------- */
 
 static void big_stack_setup(void)
