@@ -341,6 +341,19 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     if (status != GV_OK)
         goto err_boot;
     gv__ctx.tl = tl;
+    /* What GV_AMO=native needs: refused here, so that a job that asks for
+     * it over a transport without it never runs with every delegate
+     * failing (every rank has the same environment and transport). */
+    if ((gv__env.AMO == GV_AMO_NATIVE) &&
+        ((tl->attr.caps & (GV_TL_CAP_ATOMIC64 | GV_TL_CAP_RMA)) !=
+         (GV_TL_CAP_ATOMIC64 | GV_TL_CAP_RMA))) {
+        gv_error("GV_AMO=native, but transport %s has no native remote %s "
+                 "(see gvinfo -t): use GV_AMO=am, or a GV_TRANSPORT with "
+                 "atomics and put/get", tl->ops->name,
+                 (tl->attr.caps & GV_TL_CAP_ATOMIC64) ? "put/get" : "atomics");
+        status = GV_ERR_UNSUPPORTED;
+        goto err_tl;
+    }
     status     = gv__am_start(tl);
     if (status != GV_OK)
         goto err_tl;

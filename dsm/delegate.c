@@ -72,7 +72,6 @@ static struct {
     uint64_t   native_out; /* native adds issued, not yet flushed */
     uint32_t  *native_gce; /* their events, by outstanding count (small) */
     int        in_flush;   /* re-entrancy guard of the progress hook */
-    int        native_missing; /* GV_AMO=native on a transport without */
     gv_am_id_t am_addb, am_req, am_rep;
 } D;
 
@@ -428,16 +427,6 @@ static void am_rep_cb(int src, const void *payload, size_t len, void *arg)
 
 /* ---- the caller's side ------------------------------------------------------ */
 
-static void native_missing_error(void)
-{
-    static int logged;
-
-    if (!logged++)
-        gv_error("GV_AMO=native, but transport %s has no native remote "
-                 "atomics and put/get (see gvinfo -t); use GV_AMO=am or "
-                 "another GV_TRANSPORT", gv_transport_name());
-}
-
 /* Where an operation goes. Returns the home, or -1 after logging. */
 static int route(const req_t *q, int *kind_p, uint64_t *off_p)
 {
@@ -445,10 +434,6 @@ static int route(const req_t *q, int *kind_p, uint64_t *off_p)
 
     if (!gv__geo.up) {
         gv_error("%s before gv_init", op_names[q->op]);
-        return -1;
-    }
-    if (D.native_missing) {
-        native_missing_error();
         return -1;
     }
     if ((kind < 0) ||
@@ -517,7 +502,7 @@ static gv_status_t issue(req_t *q, const void *data, void *out, size_t cap,
     gv_status_t status;
 
     if (home < 0) {
-        status = D.native_missing ? GV_ERR_UNSUPPORTED : GV_ERR_INVALID;
+        status = GV_ERR_INVALID;
         goto done_now;
     }
     if (use_native(kind, op_span(q)) && (q->op != OP_CALL)) {
@@ -691,10 +676,6 @@ gv_status_t gv_delegate_add(gv_gaddr_t a, int64_t v, gv_gce_t *gce)
     int      home;
     pack_t  *p;
 
-    if (D.native_missing) {
-        native_missing_error();
-        return GV_ERR_UNSUPPORTED;
-    }
     if (D.native || ((home = gv__ga_home(a)) < 0) || (a & 7)) {
         /* The less common paths. */
         uint64_t off;
@@ -819,10 +800,8 @@ void gv__delegate_init(void)
     D.dirty  = gv_calloc((size_t)gv__geo.size, sizeof(int));
     D.listed = gv_calloc((size_t)gv__geo.size, 1);
     D.native = (gv__env.AMO == GV_AMO_NATIVE);
-    /* Not fatal here: the job may be a program that never uses delegates
-     * (or a test that wants to skip). Every delegate reports it. */
-    D.native_missing = D.native && (!gv_rma_has_atomics() ||
-                                    !gv_rma_has_put_get());
+    /* gv_init refused GV_AMO=native on a transport without atomics or
+     * put/get. */
     status = gv_am_register(am_addb_cb, NULL, &D.am_addb);
     if (status == GV_OK)
         status = gv_am_register(am_req_cb, NULL, &D.am_req);

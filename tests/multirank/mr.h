@@ -37,10 +37,20 @@ static inline void mr_skip(const char *why)
     exit(MR_SKIP_CODE);
 }
 
+/* gv_init, or exit: 77 (skip) where it refuses what the environment asks
+ * of this transport (GV_AMO=native without native atomics: it logged
+ * why), 1 for any other failure. */
 static inline void mr_init(int *argc, char ***argv)
 {
-    if (gv_init(argc, argv) != GV_OK) {
-        fprintf(stderr, "gv_init failed\n");
+    gv_status_t st = gv_init(argc, argv);
+
+    if (st == GV_ERR_UNSUPPORTED) {
+        printf("skip: gv_init refused this configuration (%s; its ERROR "
+               "line says why)\n", gv_status_str(st));
+        exit(MR_SKIP_CODE);
+    }
+    if (st != GV_OK) {
+        fprintf(stderr, "gv_init failed: %s\n", gv_status_str(st));
         exit(1);
     }
 }

@@ -108,8 +108,6 @@ int main(int argc, char **argv)
     gv_barrier();
     me    = gv_rank();
     total = (uint64_t)gv_nranks() * WORKERS * OPS;
-    if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics())
-        mr_skip("GV_AMO=native needs native remote atomics");
 
     if (me == 0) {
         MR_OK(gv_global_alloc(8, &sh.fa));

@@ -56,8 +56,6 @@ int main(int argc, char **argv)
     gv_barrier();
     me = gv_rank();
     P  = (uint64_t)gv_nranks();
-    if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics())
-        mr_skip("GV_AMO=native needs native remote atomics");
 
     /* A freed block homed on rank 0, and the word past a live allocation
      * of one block (its next block is on rank 1 and allocated to nobody). */
