@@ -13,13 +13,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gvinfo [-c] [-m] [-t] [-T] [-v]\n"
+    fprintf(f, "usage: gvinfo [-c] [-m] [-t] [-T] [-v] [-h]\n"
                "  -c  every GV_* variable: value, default, accepted, meaning\n"
                "  -m  the same table in Markdown (for the README)\n"
                "  -t  transports: built or not (why), and what each can do\n"
                "      here, opened on one rank\n"
                "  -T  topology (hwloc)\n"
                "  -v  version\n"
+               "  -h, --help  this text\n"
                "With no option: -v -t -T.\n");
 }
 
@@ -94,10 +95,13 @@ static void print_transports(void)
 
 int main(int argc, char **argv)
 {
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     char err[512];
     int  c, conf = 0, md = 0, tls = 0, topo = 0, ver = 0;
 
-    while ((c = getopt(argc, argv, "cmtTvh")) != -1) {
+    opterr = 0; /* our own message names the option and shows the usage */
+    while ((c = getopt_long(argc, argv, "+cmtTvh", opts, NULL)) != -1) {
         switch (c) {
         case 'c': conf = 1; break;
         case 'm': md = 1; break;
@@ -105,8 +109,21 @@ int main(int argc, char **argv)
         case 'T': topo = 1; break;
         case 'v': ver = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            if (optopt != 0)
+                fprintf(stderr, "gvinfo: unknown option '-%c'\n", optopt);
+            else
+                fprintf(stderr, "gvinfo: unknown option '%s'\n",
+                        argv[optind - 1]);
+            usage(stderr);
+            return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gvinfo: unexpected argument '%s': gvinfo takes "
+                "options only\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     if (!(conf || md || tls || topo || ver))
         ver = tls = topo = 1;

@@ -15,10 +15,15 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define GRACE_MS 1000 /* SIGTERM, then SIGKILL after this */
+/* --timeout's ceiling: 10^9 s (31 years) keeps seconds * 10^9 within 64
+ * bits. */
+#define TIMEOUT_MAX_S 1000000000L
+#define NRANKS_MAX    4096
 
 typedef struct {
     pid_t    pid;
@@ -60,9 +65,27 @@ static void usage(FILE *f)
             "usage: gvrun -n N [--timeout SECONDS] program [args...]\n"
             "Starts N ranks of program on this machine.\n"
             "  -n, --np N         number of ranks (1..4096)\n"
-            "  -t, --timeout S    stop the job after S seconds (0: never)\n"
+            "  -t, --timeout S    stop the job after S seconds, 0..1000000000"
+            " (0: never)\n"
             "  -h, --help         this text\n"
             "Ranks read GV_* variables from the environment (gvinfo -c).\n");
+}
+
+/* A whole decimal number from min to max: digits only (no sign, no
+ * blanks, not empty), no overflow. */
+static int parse_count(const char *s, long min, long max, long *out_p)
+{
+    char *end;
+    long  v;
+
+    if ((*s < '0') || (*s > '9'))
+        return -1;
+    errno = 0;
+    v     = strtol(s, &end, 10);
+    if ((*end != '\0') || (errno != 0) || (v < min) || (v > max))
+        return -1;
+    *out_p = v;
+    return 0;
 }
 
 static const char *describe(int status, char *buf, size_t len)
@@ -182,6 +205,41 @@ static void reap(void)
         for (i = 0; i < n; i++)
             if (!!WIFSIGNALED(ranks[exited[i]].status) == (pass == 0))
                 judge_exit(exited[i]);
+}
+
+/* A bootstrap collective waits for every rank, and one that has exited
+ * without joining it never will. judge_exit() reports the exits that are
+ * failures by themselves; this names a rank whose exit looked fine (status
+ * 0 without a word to gvrun: it exited before gv_init, or never calls it;
+ * or any status after gv_finalize) once the others wait for it, instead
+ * of letting them wait out GV_TIMEOUT_S. A program that never calls
+ * gv_init on any rank still runs: no collective ever starts. */
+static void check_departed(void)
+{
+    char why[128];
+    int  i, j, waiting = 0;
+
+    if (stopping || (round_start_ns == 0))
+        return;
+    for (i = 0; i < nranks; i++)
+        if (!ranks[i].alive && !ranks[i].joined && !ranks[i].aborted)
+            break;
+    if (i == nranks)
+        return;
+    for (j = 0; j < nranks; j++)
+        waiting += ranks[j].joined;
+    fprintf(stderr, "gvrun: rank %d (pid %d) %s %s, while %d other rank%s "
+            "wait%s for it in a bootstrap collective; stopping the other %d "
+            "rank%s\n", i, (int)ranks[i].pid,
+            describe(ranks[i].status, why, sizeof(why)),
+            ranks[i].finalized ? "after gv_finalize"
+                               : "before it joined the job's bootstrap "
+                                 "(gv_init)",
+            waiting, (waiting == 1) ? "" : "s", (waiting == 1) ? "s" : "",
+            nalive, (nalive == 1) ? "" : "s");
+    stop_job((WIFEXITED(ranks[i].status) &&
+              (WEXITSTATUS(ranks[i].status) != 0))
+                 ? WEXITSTATUS(ranks[i].status) : 1);
 }
 
 static int send_all(int fd, const void *buf, size_t len)
@@ -346,6 +404,38 @@ static void handle_input(int i)
     r->body = NULL;
 }
 
+/* Say why execvp failed as a shell would: a name without a '/' is looked
+ * up on PATH only, even when a file of that name is right here. */
+static void exec_failed(const char *prog, int err)
+{
+    struct stat st;
+
+    if ((strchr(prog, '/') == NULL) && (err == ENOENT) &&
+        (stat(prog, &st) == 0)) {
+        if (S_ISDIR(st.st_mode) || (access(prog, X_OK) != 0))
+            fprintf(stderr, "gvrun: cannot run %s: not found in PATH; "
+                    "./%s exists but is not an executable file\n", prog,
+                    prog);
+        else
+            fprintf(stderr, "gvrun: cannot run %s: not found in PATH; use "
+                    "./%s to run the one in the current directory\n", prog,
+                    prog);
+    } else if ((err == ENOENT) && (strchr(prog, '/') == NULL)) {
+        fprintf(stderr, "gvrun: cannot run %s: not found in PATH\n", prog);
+    } else if ((err == ENOENT) && (stat(prog, &st) == 0)) {
+        fprintf(stderr, "gvrun: cannot run %s: it exists, but its "
+                "interpreter (#! line) or loader does not\n", prog);
+    } else if ((err == EACCES) && (stat(prog, &st) == 0) &&
+               S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "gvrun: cannot run %s: it is a directory\n", prog);
+    } else if (err == EACCES) {
+        fprintf(stderr, "gvrun: cannot run %s: permission denied (not an "
+                "executable file)\n", prog);
+    } else {
+        fprintf(stderr, "gvrun: cannot run %s: %s\n", prog, strerror(err));
+    }
+}
+
 static void spawn(int i, char **argv, const gvrun_hello_t *tmpl,
                   const sigset_t *oldmask)
 {
@@ -381,8 +471,7 @@ static void spawn(int i, char **argv, const gvrun_hello_t *tmpl,
         setenv("GV_BOOT_FD", fdstr, 1);
         sigprocmask(SIG_SETMASK, oldmask, NULL);
         execvp(argv[0], argv);
-        fprintf(stderr, "gvrun: cannot run %s: %s\n", argv[0],
-                strerror(errno));
+        exec_failed(argv[0], errno);
         _exit(127);
     }
     close(sv[1]);
@@ -404,8 +493,8 @@ int main(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    char          err[512], *end;
-    long          timeout_s = 0;
+    char          err[512];
+    long          timeout_s = 0, np;
     gvrun_hello_t hello;
     sigset_t      mask, oldmask;
     int           sfd, c, i;
@@ -417,18 +506,18 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "+n:t:h", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            nranks = (int)strtol(optarg, &end, 10);
-            if ((*end != '\0') || (nranks < 1) || (nranks > 4096)) {
+            if (parse_count(optarg, 1, NRANKS_MAX, &np) != 0) {
                 fprintf(stderr, "gvrun: -n '%s' is not a rank count; use a "
-                        "number from 1 to 4096\n", optarg);
+                        "number from 1 to %d\n", optarg, NRANKS_MAX);
                 return 2;
             }
+            nranks = (int)np;
             break;
         case 't':
-            timeout_s = strtol(optarg, &end, 10);
-            if ((*end != '\0') || (timeout_s < 0)) {
+            if (parse_count(optarg, 0, TIMEOUT_MAX_S, &timeout_s) != 0) {
                 fprintf(stderr, "gvrun: --timeout '%s' is not a number of "
-                        "seconds\n", optarg);
+                        "seconds; use a whole number from 0 (never) to "
+                        "%ld\n", optarg, TIMEOUT_MAX_S);
                 return 2;
             }
             break;
@@ -515,6 +604,7 @@ int main(int argc, char **argv)
                 (pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
                 handle_input(i);
         reap();
+        check_departed();
         now = gv__now_ns();
         if (!stopping && (timeout_s > 0) &&
             (now - start_ns > (uint64_t)timeout_s * 1000000000ull)) {
