@@ -9,6 +9,12 @@
  * (default N: 2 1000 100000 500000; REPS 3). One line per configuration,
  * the median of REPS runs (a shared machine has bursts of load):
  *   ctxswitch impl=grapevine|boost|pthread workers=N prefetch=on|off ns=X
+ * Every value is checked here, before any run, in decimal digits: SWITCHES
+ * 1..10^11, REPS 1..99, N 2..1000000 (a ring needs two workers; the
+ * Boost ring cannot run one). If ctxswitch_boost is not beside this binary,
+ * the boost line says "unavailable" and the exit status stays 0; if it is
+ * there and fails, that is reported with its exit status or signal, and
+ * the exit status is 1.
  */
 #define _GNU_SOURCE
 #include <grapevine.h>
@@ -19,10 +25,25 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "hop.h"
+
+#define CTX_SWITCHES_MAX 100000000000ull /* -s */
+#define CTX_REPS_MAX     99              /* -r: the medians' room */
+#define CTX_WORKERS_MAX  1000000         /* N: 64 MB of array */
+
+static const char usage_text[] =
+    "usage: ctxswitch [-s SWITCHES] [-r REPS] [N ...]\n"
+    "  -s  context switches per run, 1..100000000000 (20000000)\n"
+    "  -r  runs per configuration, 1..99; the median is printed (3)\n"
+    "  N   workers, 2..1000000 each (2 1000 100000 500000)\n"
+    "  Values are decimal digits.\n";
 
 /* One cache line per worker: "a large array" (32 MB at 500,000 workers). */
 #define STRIDE 8
@@ -165,35 +186,62 @@ static double run_pthread(uint64_t n, uint64_t iters)
 
 int main(int argc, char **argv)
 {
-    static const uint64_t dflt[] = {2, 1000, 100000, 500000};
+    static const uint64_t dflt[]   = {2, 1000, 100000, 500000};
+    static char *const    dflt_s[] = {"2", "1000", "100000", "500000"};
     uint64_t             *ns, n_count, i, max_n = 0, target = 20000000;
     int                   reps = 3, r;
     unsigned              pf_on;
-    char                  self[PATH_MAX], cmd[PATH_MAX + 1024];
-    int                   opt, off;
+    char                  self[PATH_MAX], boost[PATH_MAX + 32];
+    char                  target_s[32], reps_s[16], **cargv;
+    int                   opt, off, rc, status;
+    pid_t                 child;
 
-    while ((opt = getopt(argc, argv, "s:r:")) != -1) {
+    opterr = 0; /* our messages, not getopt's */
+    while ((opt = getopt(argc, argv, ":s:r:")) != -1) {
         if (opt == 's')
-            target = strtoull(optarg, NULL, 10);
-        else if ((opt == 'r') && (atoi(optarg) >= 1) && (atoi(optarg) <= 99))
-            reps = atoi(optarg);
-        else {
-            fprintf(stderr, "usage: %s [-s SWITCHES] [-r REPS (1..99)] "
-                    "[N ...]\n", argv[0]);
-            return 2;
-        }
+            target = hop_arg_u64("ctxswitch", usage_text, "-s", optarg, 1,
+                                 CTX_SWITCHES_MAX, "switches");
+        else if (opt == 'r')
+            reps = hop_arg_int("ctxswitch", usage_text, "-r", optarg, 1,
+                               CTX_REPS_MAX, "runs");
+        else
+            hop_getopt_fail("ctxswitch", usage_text, opt, argv, NULL);
     }
     n_count = (optind < argc) ? (uint64_t)(argc - optind)
                               : sizeof(dflt) / sizeof(dflt[0]);
     ns      = calloc(n_count, sizeof(*ns));
+    if (ns == NULL) {
+        fprintf(stderr, "ctxswitch: out of memory\n");
+        return 1;
+    }
     for (i = 0; i < n_count; i++) {
-        ns[i] = (optind < argc) ? strtoull(argv[optind + (int)i], NULL, 10)
-                                : dflt[i];
-        if (ns[i] < 1)
-            ns[i] = 1;
+        ns[i] = (optind < argc)
+                    ? hop_arg_u64("ctxswitch", usage_text, "N",
+                                  argv[optind + (int)i], 2, CTX_WORKERS_MAX,
+                                  "workers")
+                    : dflt[i];
         if (ns[i] > max_n)
             max_n = ns[i];
     }
+    /* The command line of ctxswitch_boost, built now so that it is known
+     * to fit before anything runs. */
+    if (realpath(argv[0], self) == NULL)
+        snprintf(self, sizeof(self), "%s", argv[0]);
+    snprintf(boost, sizeof(boost), "%s/ctxswitch_boost", dirname(self));
+    snprintf(target_s, sizeof(target_s), "%llu", (unsigned long long)target);
+    snprintf(reps_s, sizeof(reps_s), "%d", reps);
+    cargv = calloc(n_count + 6, sizeof(*cargv));
+    if (cargv == NULL) {
+        fprintf(stderr, "ctxswitch: out of memory\n");
+        return 1;
+    }
+    cargv[0] = boost;
+    cargv[1] = "-s";
+    cargv[2] = target_s;
+    cargv[3] = "-r";
+    cargv[4] = reps_s;
+    for (i = 0; i < n_count; i++)
+        cargv[5 + i] = (optind < argc) ? argv[optind + (int)i] : dflt_s[i];
 
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
@@ -233,18 +281,37 @@ int main(int argc, char **argv)
     gv_finalize();
 
     /* Boost.Context, built from perf/ctxswitch_boost.cpp when Boost is
-     * installed, lives next to this binary. */
-    if (realpath(argv[0], self) == NULL)
-        snprintf(self, sizeof(self), "%s", argv[0]);
-    off = snprintf(cmd, sizeof(cmd), "%s/ctxswitch_boost -s %llu -r %d",
-                   dirname(self), (unsigned long long)target, reps);
-    for (i = 0; i < n_count; i++)
-        off += snprintf(cmd + off, sizeof(cmd) - (size_t)off, " %llu",
-                        (unsigned long long)ns[i]);
-    if (system(cmd) != 0)
+     * installed, lives next to this binary. Absent, it is a note; present
+     * and failing, it is an error. */
+    fflush(stdout);
+    rc = 0;
+    if (access(boost, X_OK) != 0) {
         printf("ctxswitch impl=boost unavailable (build perf/ctxswitch_boost.cpp: "
                "needs libboost-context-dev)\n");
+    } else if ((child = fork()) < 0) {
+        fprintf(stderr, "ctxswitch: fork for %s: %s\n", boost,
+                strerror(errno));
+        rc = 1;
+    } else if (child == 0) {
+        execv(boost, cargv);
+        fprintf(stderr, "ctxswitch: cannot run %s: %s\n", boost,
+                strerror(errno));
+        _exit(127);
+    } else if (waitpid(child, &status, 0) != child) {
+        fprintf(stderr, "ctxswitch: waitpid for %s: %s\n", boost,
+                strerror(errno));
+        rc = 1;
+    } else if (WIFSIGNALED(status)) {
+        fprintf(stderr, "ctxswitch: %s was killed by signal %d (%s)\n",
+                boost, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        rc = 1;
+    } else if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0)) {
+        fprintf(stderr, "ctxswitch: %s exited with status %d\n", boost,
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        rc = 1;
+    }
+    free(cargv);
     free(ns);
     free(array);
-    return 0;
+    return rc;
 }

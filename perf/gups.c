@@ -35,6 +35,8 @@
 #include "perf/hpcc_stream.h"
 #include <grapevine.h>
 
+#include "perf/hop.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,39 +379,60 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void usage(void)
+#define GUPS_UPDATES_MAX (1ull << 62)
+
+/* Every value is in decimal digits (--seconds and --progress-interval take
+ * a decimal point too); anything else, or an argument that is not an
+ * option, is an error naming it. */
+static char usage_text[3072];
+
+static void usage_init(void)
 {
-    fprintf(stderr,
+    snprintf(usage_text, sizeof(usage_text),
         "usage: gups [--mode agg|am|native] [--log2 n]\n"
         "            [--updates-per-word k] [--updates U] [--seconds t]\n"
         "            [--verify | --no-verify] [--progress-interval s]\n"
         "            [--window w] [--poll k] [--pipe d]\n"
         "  --mode agg     every update is an 8-byte active message,\n"
-        "                 aggregated (sets GV_AGGREGATE=1 before gv_init);\n"
-        "                 the default\n"
+        "                 aggregated (GV_AGGREGATE=1 at gv_init); the default\n"
         "  --mode am      the same messages, one transport message each\n"
-        "                 (sets GV_AGGREGATE=0 before gv_init)\n"
+        "                 (GV_AGGREGATE=0 at gv_init). In agg and am the mode\n"
+        "                 decides: a GV_AGGREGATE of the environment that\n"
+        "                 disagrees is overridden, and rank 0 says so on\n"
+        "                 stderr\n"
         "  --mode native  the transport's remote atomic add on the\n"
         "                 symmetric heap, flushed every w operations\n"
         "                 (--window, 512); a transport without remote\n"
         "                 atomics exits with status %d. GV_HEAP is raised\n"
-        "                 to fit the table unless it is set\n"
-        "  --log2 n       2^n table words per rank (default %d)\n"
-        "  --updates-per-word k  updates = k * words in all tables (4)\n"
-        "  --updates U    make U updates in all instead (a multiple of the\n"
-        "                 ranks)\n"
-        "  --seconds t    each rank stops issuing after t seconds (HPCC's\n"
-        "                 time bound); updates= then counts those made, and\n"
-        "                 all of them are verified\n"
+        "                 to fit the table unless it is set, and\n"
+        "                 GV_AGGREGATE is 1 unless it is set\n"
+        "  --log2 n       2^n table words per rank, 3..36 (default %d)\n"
+        "  --updates-per-word k  updates = k * words in all tables, 1..1024\n"
+        "                 (4)\n"
+        "  --updates U    make U updates in all instead, 1..%llu (a\n"
+        "                 multiple of the ranks)\n"
+        "  --seconds t    each rank stops issuing after t seconds, 0..86400\n"
+        "                 (HPCC's time bound; 0, the default, is none);\n"
+        "                 updates= then counts those made, and all of them\n"
+        "                 are verified\n"
         "  --no-verify    skip the verification pass (then errors=-1)\n"
         "  --progress-interval s  rank 0 reports progress every s seconds\n"
-        "                 on stderr (2; 0 is quiet)\n"
-        "  --poll k       agg/am: progress after every k sends (256)\n"
+        "                 on stderr, 0..86400 (2; 0 is quiet)\n"
+        "  --window w     native: operations per flush, 1..1048576 (512)\n"
+        "  --poll k       agg/am: progress after every k sends, 1..1048576\n"
+        "                 (256)\n"
         "  --pipe d       prefetch depth of the update handler, a power of\n"
         "                 two up to %d; 0 applies at once (16)\n"
+        "  Values are decimal digits (t and s may have a decimal point).\n"
         "The last line is: gups transport=T mode=M ranks=P updates=U "
         "seconds=S mups=X errors=E\n",
-        GUPS_NO_ATOMICS_EXIT, GUPS_DEFAULT_LOG2, PIPE_MAX);
+        GUPS_NO_ATOMICS_EXIT, GUPS_DEFAULT_LOG2,
+        (unsigned long long)GUPS_UPDATES_MAX, PIPE_MAX);
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+    fputs(usage_text, stderr);
     exit(2);
 }
 
@@ -430,73 +453,99 @@ static void parse(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int  c, i;
-    long v;
-    char *end;
+    int         c, i;
+    char        buf[64];
+    const char *name;
 
-    while ((c = getopt_long(argc, argv, "m:n:u:vVp:w:k:d:t:U:h", longopts,
+    usage_init();
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":m:n:u:vVp:w:k:d:t:U:h", longopts,
                             NULL)) != -1) {
+        name = (optarg != NULL) ? hop_opt_typed(c, argv, buf, sizeof(buf))
+                                : "";
         switch (c) {
         case 'm':
             for (i = 0; i < 3; i++)
                 if (strcmp(optarg, mode_names[i]) == 0)
                     break;
-            if (i == 3) {
-                fprintf(stderr, "gups: unknown mode '%s' (agg, am or "
-                        "native)\n", optarg);
-                usage();
-            }
+            if (i == 3)
+                hop_fail("gups", usage_text, "%s %s: accepted agg, am or "
+                         "native", name, optarg);
             opt.mode = i;
             break;
         case 'p':
-            opt.report_s = strtod(optarg, &end);
-            if ((*end != '\0') || (opt.report_s < 0))
-                usage();
+            opt.report_s = hop_arg_real("gups", usage_text, name, optarg, 0,
+                                        86400, "seconds");
             break;
         case 't':
-            opt.seconds = strtod(optarg, &end);
-            if ((*end != '\0') || (opt.seconds < 0))
-                usage();
+            opt.seconds = hop_arg_real("gups", usage_text, name, optarg, 0,
+                                       86400, "seconds");
             break;
         case 'U':
-            opt.updates = strtoull(optarg, &end, 0);
-            if ((*end != '\0') || (optarg[0] == '-'))
-                usage();
+            opt.updates = hop_arg_u64("gups", usage_text, name, optarg, 1,
+                                      GUPS_UPDATES_MAX, "updates");
             break;
         case 'v': opt.verify = 1; break;
         case 'V': opt.verify = 0; break;
-        case 'n': case 'u': case 'w': case 'k': case 'd':
-            v = strtol(optarg, &end, 0);
-            if ((*end != '\0') || (v < 0))
-                usage();
-            if (c == 'n') {
-                if ((v < 3) || (v > 36))
-                    usage();
-                opt.logn = (int)v;
-            } else if (c == 'u') {
-                if ((v < 1) || (v > 1024))
-                    usage();
-                opt.per_word = (unsigned)v;
-            } else if (c == 'w') {
-                if ((v < 1) || (v > (1 << 20)))
-                    usage();
-                opt.window = (unsigned)v;
-            } else if (c == 'k') {
-                if ((v < 1) || (v > (1 << 20)))
-                    usage();
-                opt.poll = (unsigned)v;
-            } else {
-                if ((v > PIPE_MAX) || ((v & (v - 1)) != 0))
-                    usage();
-                opt.pipe = (unsigned)v;
-            }
+        case 'n':
+            opt.logn = hop_arg_int("gups", usage_text, name, optarg, 3, 36,
+                                   "as log2 of the words per rank");
             break;
-        default:
-            usage();
+        case 'u':
+            opt.per_word = (unsigned)hop_arg_int("gups", usage_text, name,
+                                                 optarg, 1, 1024,
+                                                 "updates per word");
+            break;
+        case 'w':
+            opt.window = (unsigned)hop_arg_int("gups", usage_text, name,
+                                               optarg, 1, 1 << 20,
+                                               "operations");
+            break;
+        case 'k':
+            opt.poll = (unsigned)hop_arg_int("gups", usage_text, name,
+                                             optarg, 1, 1 << 20, "sends");
+            break;
+        case 'd':
+            opt.pipe = (unsigned)hop_arg_int("gups", usage_text, name,
+                                             optarg, 0, PIPE_MAX,
+                                             "as prefetch depth");
+            if ((opt.pipe & (opt.pipe - 1)) != 0)
+                hop_fail("gups", usage_text, "%s %s: accepted 0 or a power "
+                         "of two up to %d", name, optarg, PIPE_MAX);
+            break;
+        case 'h': usage();
+        default: hop_getopt_fail("gups", usage_text, c, argv, longopts);
         }
     }
-    if (optind != argc)
-        usage();
+    hop_no_operands("gups", usage_text, argc, argv);
+}
+
+/* GV_AGGREGATE for the mode, set before gv_init (which reads it). In agg
+ * and am the mode is the measurement, so it wins over the environment;
+ * returns the value of the environment it overrode (to be reported once
+ * the rank is known), or NULL. In native mode a value of the user's is
+ * left alone (the updates are no messages there). */
+static const char *gups_set_aggregate(void)
+{
+    static char  was[64];
+    const char  *want = (opt.mode == MODE_AM) ? "0" : "1";
+    const char  *env  = getenv("GV_AGGREGATE");
+    static const char *const truthy[] = {"1", "yes", "on", "y", "true"};
+    static const char *const falsy[]  = {"0", "no", "off", "n", "false"};
+    const char *const       *same = (opt.mode == MODE_AM) ? falsy : truthy;
+    int                      i;
+
+    if (opt.mode == MODE_NATIVE) {
+        setenv("GV_AGGREGATE", want, 0);
+        return NULL;
+    }
+    for (i = 0; (env != NULL) && (i < 5); i++)
+        if (strcmp(env, same[i]) == 0)
+            env = NULL;
+    if (env != NULL)
+        snprintf(was, sizeof(was), "%s", env);
+    setenv("GV_AGGREGATE", want, 1);
+    return (env != NULL) ? was : NULL;
 }
 
 int GUPS_MAIN(int argc, char **argv)
@@ -506,12 +555,14 @@ int GUPS_MAIN(int argc, char **argv)
     double        t0, t1, secs, c0, c1, tv = 0;
     gv_am_stats_t st;
     char          heap[32];
+    const char   *overrode;
 
     parse(argc, argv);
     g.table_bytes = (size_t)8 << opt.logn;
     /* GV_AGGREGATE and GV_HEAP are read at gv_init: set them first. The
-     * mode decides aggregation; a GV_HEAP the user set is left alone. */
-    setenv("GV_AGGREGATE", (opt.mode == MODE_AM) ? "0" : "1", 1);
+     * mode decides aggregation (gups_set_aggregate); a GV_HEAP the user set
+     * is left alone. */
+    overrode = gups_set_aggregate();
     if (opt.mode == MODE_NATIVE) {
         snprintf(heap, sizeof(heap), "%zu",
                  g.table_bytes + 2 * HUGE_2M + (4u << 20));
@@ -527,6 +578,12 @@ int GUPS_MAIN(int argc, char **argv)
         return 1;
     g.me    = gv_rank();
     g.P     = gv_nranks();
+    if ((overrode != NULL) && (g.me == 0))
+        fprintf(stderr, "gups: --mode %s runs with GV_AGGREGATE=%s; the "
+                "environment's GV_AGGREGATE=%s is overridden (the mode "
+                "decides aggregation: agg aggregates, am does not)\n",
+                mode_names[opt.mode], (opt.mode == MODE_AM) ? "0" : "1",
+                overrode);
     g.lmask = ((uint64_t)1 << opt.logn) - 1;
     g.pmask = ((g.P & (g.P - 1)) == 0) ? (uint64_t)g.P - 1 : 0;
     g.pipe_mask = (opt.pipe > 0) ? opt.pipe - 1 : 0;

@@ -23,6 +23,8 @@
 #include "dsm/dsm_internal.h"       /* gv__dsm_init until gv_init does it */
 #include "tasking/task_internal.h"  /* gv__task_init, likewise */
 
+#include "hop.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,15 +99,19 @@ static void take_back(void)
     }
 }
 
-static void usage(void)
+/* Every value is in decimal digits; anything else, or an argument that
+ * is not an option, is an error naming it. */
+static const char usage_text[] =
+    "usage: gups_dsm [--log2 n] [--updates-per-word k] [--no-verify]\n"
+    "  --log2 n   2^n table words per rank, 3..34 (default 22)\n"
+    "  --updates-per-word k   updates = k * words in the table, 1..1024 (4)\n"
+    "GV_AMO=native uses the transport's remote atomics.\n"
+    "The last line is: gups transport=T mode=dsm ranks=P updates=U "
+    "seconds=S mups=X errors=E\n";
+
+static void __attribute__((noreturn)) usage(void)
 {
-    fprintf(stderr,
-            "usage: gups_dsm [--log2 n] [--updates-per-word k] [--no-verify]\n"
-            "  --log2 n   2^n table words per rank (default 22)\n"
-            "  --updates-per-word k   updates = k * words in the table (4)\n"
-            "GV_AMO=native uses the transport's remote atomics.\n"
-            "The last line is: gups transport=T mode=dsm ranks=P updates=U "
-            "seconds=S mups=X errors=E\n");
+    fputs(usage_text, stderr);
     exit(2);
 }
 
@@ -121,21 +127,28 @@ int main(int argc, char **argv)
     gv_status_t    status;
     uint64_t       errs;
     double         t0, secs;
-    char           heap[32];
+    char           heap[32], name[64];
     int            c, me, P;
 
-    while ((c = getopt_long(argc, argv, "n:u:Vh", lo, NULL)) != -1) {
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":n:u:Vh", lo, NULL)) != -1) {
         if (c == 'n')
-            opt.logn = atoi(optarg);
+            opt.logn = hop_arg_int("gups_dsm", usage_text,
+                                   hop_opt_typed(c, argv, name, sizeof(name)),
+                                   optarg, 3, 34, "as log2 of the words per rank");
         else if (c == 'u')
-            opt.per_word = (unsigned)atoi(optarg);
+            opt.per_word = (unsigned)hop_arg_int(
+                "gups_dsm", usage_text,
+                hop_opt_typed(c, argv, name, sizeof(name)), optarg, 1, 1024,
+                "updates per word");
         else if (c == 'V')
             opt.verify = 0;
-        else
+        else if (c == 'h')
             usage();
+        else
+            hop_getopt_fail("gups_dsm", usage_text, c, argv, lo);
     }
-    if ((opt.logn < 3) || (opt.logn > 34) || (opt.per_word < 1))
-        usage();
+    hop_no_operands("gups_dsm", usage_text, argc, argv);
     /* The table lives in the symmetric heap: make room unless the user
      * chose GV_HEAP. */
     snprintf(heap, sizeof(heap), "%llu",

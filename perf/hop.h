@@ -2,7 +2,9 @@
  * options, their buffers and the median they report; perf/bw_ucx.c and
  * perf/bw_mpi.c take the options parser, the ping handler and the
  * buffers, and bw_ucx.c (through perf/hop_ucp.h) the address swap too;
- * perf/a2a_bw.c takes the options parser and the buffers.
+ * perf/a2a_bw.c takes the options parser and the buffers. The tools with
+ * usage texts of their own (pingpong, putbw, uts, ctxswitch, lineping,
+ * gups, gups_dsm) take the strict value parsers at the end (hop_arg_*).
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_PERF_HOP_H
 #define GV_PERF_HOP_H
@@ -11,6 +13,9 @@
 
 #include "stamp.h"
 
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,6 +374,179 @@ static inline void hop_rtt_free(int nways, double **rtt)
 
     for (w = 0; w < nways; w++)
         free(rtt[w]);
+}
+
+/* ---- strict option values for the tools with their own usage text -----
+ * The rules of hop_parse(): a value is digits only (no sign, no blanks, no
+ * k/m/g suffix, no 0x), inside the option's range; anything else is a
+ * usage error that names the option, the value and what is accepted. */
+
+/* A usage error of tool @a prog whose usage text is @a usage (lines ending
+ * in '\n'; may be NULL): "<prog>: <why>" and the usage text in one write,
+ * so that the ranks' lines do not interleave; exit 2. */
+static inline void __attribute__((format(printf, 3, 4), noreturn))
+hop_fail(const char *prog, const char *usage, const char *fmt, ...)
+{
+    char    msg[6144];
+    size_t  len, off = 0;
+    ssize_t n;
+    va_list ap;
+
+    len = (size_t)snprintf(msg, sizeof(msg), "%s: ", prog);
+    va_start(ap, fmt);
+    if (len < sizeof(msg))
+        len += (size_t)vsnprintf(msg + len, sizeof(msg) - len, fmt, ap);
+    va_end(ap);
+    if (len < sizeof(msg))
+        len += (size_t)snprintf(msg + len, sizeof(msg) - len, "\n%s",
+                                (usage != NULL) ? usage : "");
+    if (len >= sizeof(msg))
+        len = sizeof(msg) - 1;
+    fflush(stderr);
+    while ((off < len) &&
+           ((n = write(STDERR_FILENO, msg + off, len - off)) > 0))
+        off += (size_t)n;
+    exit(2);
+}
+
+/* Option @a name (as typed: "-s", "--log2") given value @a arg: a whole
+ * number in decimal digits from @a lo to @a hi, else a usage error such as
+ * "pingpong: -s 1m: accepted 0..67108864 bytes, in decimal digits (no
+ * k/m/g suffix: 1m is 1048576)". @a what names the unit ("bytes"). */
+static inline uint64_t hop_arg_u64(const char *prog, const char *usage,
+                                   const char *name, const char *arg,
+                                   uint64_t lo, uint64_t hi, const char *what)
+{
+    unsigned long long v = 0;
+    char               hint[96] = "";
+    const char        *p;
+    int                ok = (*arg != '\0'), big = 0;
+
+    for (p = arg; ok && (*p != '\0'); p++) {
+        if ((*p < '0') || (*p > '9')) {
+            ok = 0;
+            break;
+        }
+        if (v > (~0ull - 9) / 10)
+            big = 1;
+        else
+            v = v * 10 + (unsigned long long)(*p - '0');
+    }
+    if (ok && !big && (v >= lo) && (v <= hi))
+        return v;
+    /* "1m": say what it would have been, that it is not taken. */
+    if ((p != arg) && (p[1] == '\0') && (strchr("kKmMgG", *p) != NULL)) {
+        int sh = ((*p | 0x20) == 'k') ? 10 : ((*p | 0x20) == 'm') ? 20 : 30;
+
+        snprintf(hint, sizeof(hint), " (no k/m/g suffix: %s is %llu)", arg,
+                 (v <= (~0ull >> sh)) ? v << sh : v);
+    }
+    hop_fail(prog, usage, "%s %s: accepted %llu..%llu %s, in decimal "
+             "digits%s", name, arg, (unsigned long long)lo,
+             (unsigned long long)hi, what, hint);
+}
+
+/* hop_arg_u64() for an int option. */
+static inline int hop_arg_int(const char *prog, const char *usage,
+                              const char *name, const char *arg, int lo,
+                              int hi, const char *what)
+{
+    return (int)hop_arg_u64(prog, usage, name, arg, (uint64_t)lo,
+                            (uint64_t)hi, what);
+}
+
+/* Option @a name given value @a arg: a decimal number (like 0.5 or 2) from
+ * @a lo to @a hi, else a usage error naming both. */
+static inline double hop_arg_real(const char *prog, const char *usage,
+                                  const char *name, const char *arg,
+                                  double lo, double hi, const char *what)
+{
+    char       *end;
+    const char *p;
+    double      v;
+    int         ok = (*arg != '\0');
+
+    /* Digits and points only (strtod() checks there is at most one):
+     * strtod's own "inf", "nan", "0x1p3" and " 1" are turned away. */
+    for (p = arg; ok && (*p != '\0'); p++)
+        ok = ((*p >= '0') && (*p <= '9')) || (*p == '.');
+    v = ok ? strtod(arg, &end) : 0;
+    if (ok && (*end == '\0') && isfinite(v) && (v >= lo) && (v <= hi))
+        return v;
+    hop_fail(prog, usage, "%s %s: accepted %g..%g %s, a decimal number "
+             "such as 0.5", name, arg, lo, hi, what);
+}
+
+/* After getopt()/getopt_long() returned @a c, '?' or ':' (the optstring
+ * begins with ':' and opterr is 0): a usage error naming the option as the
+ * user typed it, "unknown option" or "no value". @a longopts may be NULL. */
+static inline void __attribute__((noreturn))
+hop_getopt_fail(const char *prog, const char *usage, int c, char **argv,
+                const struct option *longopts)
+{
+    const char *typed = (optind > 0) ? argv[optind - 1] : "";
+    char        name[64];
+    int         i;
+
+    snprintf(name, sizeof(name), "-%c", optopt);
+    if ((optopt == 0) || (strncmp(typed, "--", 2) == 0)) {
+        /* A long option: as typed, without any "=value". */
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(typed, "="),
+                 typed);
+        for (i = 0; (optopt != 0) && (longopts != NULL) &&
+                    (longopts[i].name != NULL); i++)
+            if ((longopts[i].val == optopt) &&
+                (strncmp(typed + 2, longopts[i].name,
+                         strcspn(typed + 2, "=")) == 0))
+                snprintf(name, sizeof(name), "--%s", longopts[i].name);
+    }
+    if (c == ':')
+        hop_fail(prog, usage, "%s: no value given", name);
+    if ((optopt != 0) && (strchr(typed, '=') != NULL) &&
+        (strncmp(typed, "--", 2) == 0))
+        hop_fail(prog, usage, "%s: takes no value", name);
+    if ((optopt == 0) && (longopts != NULL) && (strncmp(typed, "--", 2) == 0)) {
+        char   alts[256] = "";
+        size_t len       = strcspn(typed + 2, "=");
+        int    many      = 0;
+
+        for (i = 0; longopts[i].name != NULL; i++)
+            if ((len > 0) && (strncmp(typed + 2, longopts[i].name, len) == 0)) {
+                size_t at = strlen(alts);
+
+                snprintf(alts + at, sizeof(alts) - at, "%s--%s",
+                         (many++ > 0) ? ", " : "", longopts[i].name);
+            }
+        if (many > 1)
+            hop_fail(prog, usage, "%s: ambiguous; accepted %s", name, alts);
+    }
+    hop_fail(prog, usage, "%s: unknown option", name);
+}
+
+/* The name of option @a c (getopt_long() just returned it with optarg)
+ * as the user typed it: "--log2" for "--log2 5" and "--log2=5", "-n" for
+ * "-n 5" and "-n5". Written into @a buf. */
+static inline const char *hop_opt_typed(int c, char **argv, char *buf,
+                                        size_t len)
+{
+    const char *tok = argv[optind - 1];
+
+    if ((optarg == tok) && (optind >= 2))
+        tok = argv[optind - 2];
+    if (strncmp(tok, "--", 2) == 0)
+        snprintf(buf, len, "%.*s", (int)strcspn(tok, "="), tok);
+    else
+        snprintf(buf, len, "-%c", c);
+    return buf;
+}
+
+/* Any argument left after the options: a usage error naming it. */
+static inline void hop_no_operands(const char *prog, const char *usage,
+                                   int argc, char **argv)
+{
+    if (optind < argc)
+        hop_fail(prog, usage, "%s: unexpected argument; accepted options "
+                 "only", argv[optind]);
 }
 
 #endif

@@ -11,6 +11,9 @@
  * A side that stops answering for 10 s ends the run with an error.
  *
  * Usage: lineping [-n round_trips]; prints "lineping one_way_ns=X".
+ * -n takes 1000..100000000 in decimal digits (default 200000); anything
+ * else is an error naming it (the parser is perf/hop.h's, which calls
+ * nothing of the library).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,6 +28,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "hop.h"
+
+static const char usage_text[] =
+    "usage: lineping [-n round_trips, 1000..100000000 (200000)]\n";
 
 static double now_ns(void)
 {
@@ -73,14 +81,14 @@ int main(int argc, char **argv)
     double            t0, t1;
     pid_t             child, parent;
 
-    while ((opt = getopt(argc, argv, "n:")) != -1) {
-        if ((opt != 'n') || ((n = strtol(optarg, NULL, 10)) < 1000) ||
-            (n > 100000000)) {
-            fprintf(stderr, "usage: lineping [-n round_trips, 1000.."
-                            "100000000]\n");
-            return 2;
-        }
+    opterr = 0; /* our messages, not getopt's */
+    while ((opt = getopt(argc, argv, ":n:")) != -1) {
+        if (opt != 'n')
+            hop_getopt_fail("lineping", usage_text, opt, argv, NULL);
+        n = (long)hop_arg_u64("lineping", usage_text, "-n", optarg, 1000,
+                              100000000, "round trips");
     }
+    hop_no_operands("lineping", usage_text, argc, argv);
     if (sched_getaffinity(0, sizeof(mine), &mine) != 0) {
         fprintf(stderr, "lineping: sched_getaffinity: %s\n", strerror(errno));
         return 1;

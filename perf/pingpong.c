@@ -12,6 +12,7 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
+#include "hop.h"
 #include "stamp.h"
 
 #include <stdio.h>
@@ -52,14 +53,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void usage(void)
-{
-    fprintf(stderr, "usage: pingpong [-s min_bytes] [-S max_bytes] "
-                    "[-r repetitions] [-w window] [-b]\n"
-                    "  -b  latency with gv_am_send() + gv_flush() instead "
-                    "of gv_am_send_now()\n");
-    exit(2);
-}
+#define PP_SIZE_MAX   (64u << 20) /* -S: the buffer */
+#define PP_REPS_MAX   64          /* -r: the bandwidth medians' room */
+#define PP_WINDOW_MAX 4096        /* -w: messages in flight per window */
+
+/* Every value is whole and in decimal digits (no k/m/g suffixes);
+ * anything else is an error naming the option (hop_arg_*). */
+static const char usage_text[] =
+    "usage: pingpong [-s min_bytes] [-S max_bytes] [-r repetitions] "
+    "[-w window] [-b]\n"
+    "  -s  smallest message, 0..67108864 bytes (8); sizes double up to -S\n"
+    "      (-s 0 measures empty messages only)\n"
+    "  -S  largest message, -s..67108864 bytes (4194304)\n"
+    "  -r  repetitions per size, 1..64 (7)\n"
+    "  -w  bandwidth window, 1..4096 messages (64)\n"
+    "  -b  latency with gv_am_send() + gv_flush() instead of "
+    "gv_am_send_now()\n"
+    "  Values are decimal digits: 1048576, not 1m.\n";
 
 int main(int argc, char **argv)
 {
@@ -68,19 +78,33 @@ int main(int argc, char **argv)
     uint8_t *buf;
     double   lat8 = 0, bw1m = 0, lat;
 
-    while ((c = getopt(argc, argv, "s:S:r:w:b")) != -1) {
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt(argc, argv, ":s:S:r:w:b")) != -1) {
         switch (c) {
-        case 's': min_size = strtoull(optarg, NULL, 0); break;
-        case 'S': max_size = strtoull(optarg, NULL, 0); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'w': window = atoi(optarg); break;
+        case 's':
+            min_size = hop_arg_u64("pingpong", usage_text, "-s", optarg, 0,
+                                   PP_SIZE_MAX, "bytes");
+            break;
+        case 'S':
+            max_size = hop_arg_u64("pingpong", usage_text, "-S", optarg, 0,
+                                   PP_SIZE_MAX, "bytes");
+            break;
+        case 'r':
+            reps = hop_arg_int("pingpong", usage_text, "-r", optarg, 1,
+                               PP_REPS_MAX, "repetitions");
+            break;
+        case 'w':
+            window = hop_arg_int("pingpong", usage_text, "-w", optarg, 1,
+                                 PP_WINDOW_MAX, "messages");
+            break;
         case 'b': buffered = 1; break;
-        default: usage();
+        default: hop_getopt_fail("pingpong", usage_text, c, argv, NULL);
         }
     }
-    if ((reps < 1) || (window < 1) || (min_size > max_size) ||
-        (max_size > (64u << 20)))
-        usage();
+    hop_no_operands("pingpong", usage_text, argc, argv);
+    if (min_size > max_size)
+        hop_fail("pingpong", usage_text, "-s %zu is more than -S %zu: "
+                 "accepted -s up to -S", min_size, max_size);
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
     gv_am_register(on_ping, NULL, &ping_id);
@@ -108,11 +132,10 @@ int main(int argc, char **argv)
     for (size = min_size; size <= max_size; size *= 2) {
         /* Fewer iterations for big messages: keep each size ~0.1-0.3 s. */
         int     iters = (size <= 4096) ? 20000 : (int)((64u << 20) / size) + 10;
-        double  bw[64], *rtt = malloc(sizeof(double) * (size_t)iters * 64);
+        double  bw[PP_REPS_MAX],
+                *rtt = malloc(sizeof(double) * (size_t)iters * PP_REPS_MAX);
         int     r, nrtt = 0;
 
-        if (reps > 64)
-            reps = 64;
         for (r = 0; r < reps; r++) {
             uint64_t     target;
             stamp_span_t span;

@@ -9,6 +9,8 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 
+#include "hop.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +55,18 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void usage(void)
+#define PUTBW_SIZE_MAX   (1u << 30) /* -s, -S */
+#define PUTBW_REPS_MAX   64         /* -r: the medians' room */
+#define PUTBW_WINDOW_MAX 4096       /* -w */
+#define PUTBW_MSGS_MAX   (1ull << 40) /* --am8 -n */
+
+/* Every value is in decimal digits (no k/m/g suffixes); anything else, or
+ * an option the chosen test does not take, is an error naming it. */
+static char usage_text[2048];
+
+static void usage_init(void)
 {
-    fprintf(stderr,
+    snprintf(usage_text, sizeof(usage_text),
         "usage: putbw [-s min_bytes] [-S max_bytes] [-r repetitions]\n"
         "             [-w window] [-t seconds_per_size]\n"
         "       putbw --am [same options]\n"
@@ -66,8 +77,17 @@ static void usage(void)
         "  --am: the same with active messages of each size; rank 1 answers\n"
         "       each window once all of it has arrived.\n"
         "  --am8: rank 0 sends n (4M) 8-byte active messages to rank 1 and\n"
-        "       waits for rank 1 to have handled them all.\n",
-        PUTBW_NO_PUT_EXIT);
+        "       waits for rank 1 to have handled them all.\n"
+        "  -s 1..%u bytes (8), -S -s..%u bytes (1048576), -r 1..%d,\n"
+        "  -w 1..%d (64), -t 0.001..60, -n 1..%llu (4194304); values are\n"
+        "  decimal digits: 1048576, not 1m.\n",
+        PUTBW_NO_PUT_EXIT, PUTBW_SIZE_MAX, PUTBW_SIZE_MAX, PUTBW_REPS_MAX,
+        PUTBW_WINDOW_MAX, (unsigned long long)PUTBW_MSGS_MAX);
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+    fputs(usage_text, stderr);
     exit(2);
 }
 
@@ -137,7 +157,7 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
 {
     uint64_t src = 0, dst = 0;
     size_t   size;
-    double   bw[64], us[64];
+    double   bw[PUTBW_REPS_MAX], us[PUTBW_REPS_MAX];
     double   bw8 = 0, bw1m = 0;
 
     if (am) {
@@ -202,7 +222,7 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
 
 static int am8(uint64_t n, int reps)
 {
-    double   rate[64], t0;
+    double   rate[PUTBW_REPS_MAX], t0;
     uint64_t i, payload = 0, target;
     int      r;
 
@@ -253,28 +273,63 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     size_t   min_size = 8, max_size = 1u << 20;
-    int      reps = 5, window = 64, c, rc, do_am8 = 0, do_am = 0;
+    int      reps = 5, window = 64, c, rc, do_am8 = 0, do_am = 0, n_given = 0;
     double   budget_s = 0.1;
     uint64_t n = 4u << 20;
 
-    while ((c = getopt_long(argc, argv, "s:S:r:w:t:n:h", longopts, NULL)) !=
+    const char *sweep_opt = NULL; /* an option --am8 does not take */
+
+    usage_init();
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":s:S:r:w:t:n:h", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'a': do_am8 = 1; break;
         case 'A': do_am = 1; break;
-        case 's': min_size = strtoull(optarg, NULL, 0); break;
-        case 'S': max_size = strtoull(optarg, NULL, 0); break;
-        case 'r': reps = atoi(optarg); break;
-        case 'w': window = atoi(optarg); break;
-        case 't': budget_s = strtod(optarg, NULL); break;
-        case 'n': n = strtoull(optarg, NULL, 0); break;
-        default: usage();
+        case 's':
+            min_size = hop_arg_u64("putbw", usage_text, "-s", optarg, 1,
+                                   PUTBW_SIZE_MAX, "bytes");
+            sweep_opt = "-s";
+            break;
+        case 'S':
+            max_size = hop_arg_u64("putbw", usage_text, "-S", optarg, 1,
+                                   PUTBW_SIZE_MAX, "bytes");
+            sweep_opt = "-S";
+            break;
+        case 'r':
+            reps = hop_arg_int("putbw", usage_text, "-r", optarg, 1,
+                               PUTBW_REPS_MAX, "repetitions");
+            break;
+        case 'w':
+            window = hop_arg_int("putbw", usage_text, "-w", optarg, 1,
+                                 PUTBW_WINDOW_MAX, "operations");
+            sweep_opt = "-w";
+            break;
+        case 't':
+            budget_s = hop_arg_real("putbw", usage_text, "-t", optarg,
+                                    0.001, 60, "seconds");
+            sweep_opt = "-t";
+            break;
+        case 'n':
+            n = hop_arg_u64("putbw", usage_text, "-n", optarg, 1,
+                            PUTBW_MSGS_MAX, "messages");
+            n_given = 1;
+            break;
+        case 'h': usage();
+        default: hop_getopt_fail("putbw", usage_text, c, argv, longopts);
         }
     }
-    if ((optind != argc) || (reps < 1) || (reps > 64) || (window < 1) ||
-        (min_size < 1) || (min_size > max_size) || (max_size > (1u << 30)) ||
-        (budget_s <= 0) || (n < 1))
-        usage();
+    hop_no_operands("putbw", usage_text, argc, argv);
+    if (do_am8 && do_am)
+        hop_fail("putbw", usage_text, "--am and --am8: accepted one of them");
+    if (do_am8 && (sweep_opt != NULL))
+        hop_fail("putbw", usage_text, "%s: not taken with --am8 (accepted "
+                 "-n and -r)", sweep_opt);
+    if (!do_am8 && n_given)
+        hop_fail("putbw", usage_text, "-n: taken with --am8 only");
+    if (min_size > max_size)
+        hop_fail("putbw", usage_text, "-s %zu is more than -S %zu: accepted "
+                 "-s up to -S", min_size, max_size);
     if ((gv_am_register(on_msg, NULL, &msg_id) != GV_OK) ||
         (gv_am_register(on_ack, NULL, &ack_id) != GV_OK) ||
         (gv_am_register(on_stop, NULL, &stop_id) != GV_OK))

@@ -16,15 +16,21 @@
  *       and narrow: little parallel slack.
  *
  * usage: uts [-t t1|t3|all] [-g GRANULARITY] [-r SEED] [-s SCALE] [-n REPS]
- *   -g  hash rounds per child, UTS's compute granularity (default 1)
- *   -r  root seed (defaults: 8 for t1, 12 for t3: 2.8M and 2.2M nodes)
- *   -s  t1 depth / t3 root children (defaults 10 and 2000)
- *   -n  repetitions; the best is reported (default 3)
+ *   -t  the trees to run, t1, t3 or all (default all)
+ *   -g  hash rounds per child, UTS's compute granularity, 1..1000000
+ *       (default 1)
+ *   -r  root seed, 0..18446744073709551615 (defaults: 8 for t1, 12 for
+ *       t3: 2.8M and 2.2M nodes)
+ *   -s  t1 depth / t3 root children, 1..1000000 (defaults 10 and 2000)
+ *   -n  repetitions, 1..1000; the best is reported (default 3)
+ * Values are decimal digits; anything else is an error naming the option.
  * Run on one rank directly, on more with gvrun -n N. One line per tree:
  *   uts tree=t1 ranks=P nodes=N depth=D seconds=S nodes_per_sec=X
  */
 #include <grapevine.h>
 #include "tasking/task_internal.h"
+
+#include "hop.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -160,6 +166,16 @@ static void gather(void)
 /* ---- main ------------------------------------------------------------------- */
 
 static int      want_t1 = 1, want_t3 = 1, reps = 3;
+
+static const char usage_text[] =
+    "usage: uts [-t t1|t3|all] [-g GRANULARITY] [-r SEED] [-s SCALE] "
+    "[-n REPS]\n"
+    "  -t  the trees, t1, t3 or all (all)\n"
+    "  -g  hash rounds per child, 1..1000000 (1)\n"
+    "  -r  root seed, 0..18446744073709551615 (8 for t1, 12 for t3)\n"
+    "  -s  t1 depth / t3 root children, 1..1000000 (10 and 2000)\n"
+    "  -n  repetitions, 1..1000; the best is reported (3)\n"
+    "  Values are decimal digits.\n";
 static uint64_t seed[4] = {0, 8, 0, 12}; /* by tree: sizable trees */
 
 static void run_tree(int kind)
@@ -207,28 +223,40 @@ int main(int argc, char **argv)
 {
     int opt, scale = 0;
 
-    while ((opt = getopt(argc, argv, "t:g:r:s:n:")) != -1) {
+    opterr = 0; /* our messages, not getopt's */
+    while ((opt = getopt(argc, argv, ":t:g:r:s:n:")) != -1) {
         switch (opt) {
         case 't':
             want_t1 = (strcmp(optarg, "t1") == 0) || (strcmp(optarg, "all") == 0);
             want_t3 = (strcmp(optarg, "t3") == 0) || (strcmp(optarg, "all") == 0);
+            if (!want_t1 && !want_t3)
+                hop_fail("uts", usage_text, "-t %s: accepted t1, t3 or all",
+                         optarg);
             break;
-        case 'g': granularity = atoi(optarg); break;
-        case 'r': seed[1] = seed[3] = strtoull(optarg, NULL, 10); break;
-        case 'n': reps = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
-        case 's': scale = atoi(optarg); break;
-        default:
-            fprintf(stderr, "usage: %s [-t t1|t3|all] [-g GRANULARITY] "
-                    "[-r SEED] [-s SCALE] [-n REPS]\n", argv[0]);
-            return 2;
+        case 'g':
+            granularity = hop_arg_int("uts", usage_text, "-g", optarg, 1,
+                                      1000000, "hash rounds per child");
+            break;
+        case 'r':
+            seed[1] = seed[3] = hop_arg_u64("uts", usage_text, "-r", optarg,
+                                            0, UINT64_MAX, "as the seed");
+            break;
+        case 'n':
+            reps = hop_arg_int("uts", usage_text, "-n", optarg, 1, 1000,
+                               "repetitions");
+            break;
+        case 's':
+            scale = hop_arg_int("uts", usage_text, "-s", optarg, 1, 1000000,
+                                "as t1 depth or t3 root children");
+            break;
+        default: hop_getopt_fail("uts", usage_text, opt, argv, NULL);
         }
     }
+    hop_no_operands("uts", usage_text, argc, argv);
     if (scale > 0) {
         t1_depth = (uint32_t)scale;
         t3_root  = (uint32_t)scale;
     }
-    if (granularity < 1)
-        granularity = 1;
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
     if (gv_run_main(uts_main, NULL, 0) != GV_OK)
