@@ -144,10 +144,14 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
                      (unsigned long long)r->min, (unsigned long long)r->max);
             return GV_ERR_INVALID;
         }
-        if ((u < r->min) || (u > r->max)) {
-            snprintf(err, errlen, "GV_%s='%s' is out of range; use %s from "
-                     "%llu to %llu", r->name, value, r->accept,
-                     (unsigned long long)r->min, (unsigned long long)r->max);
+        if ((u < r->min) || (u > r->max) ||
+            ((strstr(r->accept, "power of two") != NULL) && (u & (u - 1)))) {
+            snprintf(err, errlen, "GV_%s='%s' is %s; use %s from %llu to "
+                     "%llu", r->name, value,
+                     ((u < r->min) || (u > r->max)) ? "out of range"
+                                                    : "not a power of two",
+                     r->accept, (unsigned long long)r->min,
+                     (unsigned long long)r->max);
             return GV_ERR_INVALID;
         }
         *(uint64_t *)field = u;

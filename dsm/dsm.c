@@ -249,7 +249,8 @@ void gv__dsm_init(void)
                 "below %d", gv__geo.size, GV__GA_PTR_RANK_MAX + 1);
     gv__geo.heap     = gv_sym_ptr(0);
     gv__geo.heap_len = gv_sym_heap_size();
-    if ((gv__geo.heap == NULL) || (gv__geo.heap_len >> GV__GA_HEAP_OFF_BITS))
+    if ((gv__geo.heap == NULL) ||
+        (gv__geo.heap_len > (1ull << GV__GA_HEAP_OFF_BITS)))
         gv_fatal("the symmetric heap (GV_HEAP, %llu bytes) is missing or "
                  "larger than 2^%d bytes", (unsigned long long)gv__geo.heap_len,
                  GV__GA_HEAP_OFF_BITS);

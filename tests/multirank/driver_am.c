@@ -758,6 +758,30 @@ Test(fault, bogus_transport_lists_available, .timeout = 60)
     free(out);
 }
 
+/* GV_AMO=native over a transport without remote atomics: gv_init
+ * refuses, naming the transport and what it lacks, and the job fails. It
+ * once ran with every delegate failing: charcount printed "0 of 1000000
+ * characters counted" and exited 0. */
+Test(fault, native_amo_refused_without_atomics, .timeout = 60)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=tcp GV_AMO=native timeout "
+             "30 %s/bin/gvrun -n 2 %s/examples/charcount", GV_BUILD_DIR,
+             GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out ? out : "");
+    cr_expect(out && strstr(out, "GV_AMO=native, but transport tcp has no "
+                                 "native remote atomics"),
+              "no line names GV_AMO, the transport and what it lacks:\n%s",
+              out ? out : "");
+    cr_expect(out && !strstr(out, "characters counted"),
+              "the program ran:\n%s", out ? out : "");
+    free(out);
+}
+
 Test(fault, bad_value_names_variable, .timeout = 60)
 {
     static const char *bad[][3] = {
@@ -765,6 +789,8 @@ Test(fault, bad_value_names_variable, .timeout = 60)
         {"GV_LOG=loud", "GV_LOG='loud'", "error|warn|info|debug|trace"},
         {"GV_BIND=sometimes", "GV_BIND='sometimes'", "core|none"},
         {"GV_SPIN_US=1e3", "GV_SPIN_US='1e3'", "whole number"},
+        {"GV_BLOCK=16385", "GV_BLOCK='16385' is not a power of two",
+         "8 to 1048576"},
     };
     char   cmd[512], *out;
     size_t i;
