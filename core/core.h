@@ -193,6 +193,15 @@ void gv__topo_print(FILE *f);
  * that reserve large heaps check it first instead of waking the OOM
  * killer. */
 uint64_t gv__mem_available(void);
+/* Whether @a local ranks of this node can each take @a per_rank bytes that
+ * become resident at once (shared memory reserved, or a heap zeroed at
+ * init), with an eighth of the memory the kernel calls available kept
+ * spare: asking for more wakes the OOM killer, which may pick any process.
+ * If not, says why, naming transport @a tl and what to lower, @a what (at
+ * error level when GV_TRANSPORT names @a tl, else info: auto goes on to
+ * the next transport), and returns 0. */
+int gv__node_mem_fits(const char *tl, uint64_t per_rank, int local,
+                      const char *what);
 
 /* Random bytes from the kernel. */
 gv_status_t gv__random_bytes(void *buf, size_t len);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 
 void *gv__malloc(size_t len, const char *what)
@@ -81,4 +82,22 @@ uint64_t gv__mem_available(void)
             break;
     fclose(f);
     return (uint64_t)kb * 1024u;
+}
+
+int gv__node_mem_fits(const char *tl, uint64_t per_rank, int local,
+                      const char *what)
+{
+    uint64_t avail = gv__mem_available();
+    uint64_t n     = (local > 0) ? (uint64_t)local : 1;
+
+    if ((avail == 0) || (per_rank <= (avail - avail / 8) / n))
+        return 1;
+    /* Under GV_TRANSPORT=auto another transport may do: say it quietly. */
+    gv_log((strcmp(gv__env.TRANSPORT, tl) == 0) ? GV_LOG_ERROR : GV_LOG_INFO,
+           "%s: %llu ranks on this node would each take %.2f GiB at once, "
+           "%.2f GiB in all, more than the %.2f GiB this node has available "
+           "less an eighth kept spare: lower %s", tl, (unsigned long long)n,
+           (double)per_rank / (1 << 30), (double)per_rank * (double)n / (1 << 30),
+           (double)(avail - avail / 8) / (1 << 30), what);
+    return 0;
 }

@@ -1079,15 +1079,8 @@ static gv_status_t mpi_flush(gv_tl_t *tl, int dst, gv_req_t *req)
  * node hold it for every local rank? Logs why not. */
 static int heap_fits(gv_tl_t *tl)
 {
-    uint64_t avail = gv__mem_available();
-    int      local = (tl->boot->local_size > 0) ? tl->boot->local_size : 1;
-
-    if ((avail == 0) || (tl->params.heap_size <= avail / (uint64_t)local))
-        return 1;
-    gv_error("GV_HEAP of %zu bytes for each of the %d ranks on this node is "
-             "more than the %llu bytes of memory available",
-             tl->params.heap_size, local, (unsigned long long)avail);
-    return 0;
+    return gv__node_mem_fits("mpi", tl->params.heap_size,
+                             tl->boot->local_size, "GV_HEAP");
 }
 
 static gv_status_t win_open(mpi_tl_t *m, gv_tl_t *tl)

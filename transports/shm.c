@@ -397,28 +397,14 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
 {
     char           name[64];
     int            fd, err, tries;
-    uint64_t       avail, need;
     void          *base;
     shm_seg_hdr_t *h;
 
     seg_name(name, sizeof(name), job_id, s->rank);
-    /* The pages are reserved below, and tmpfs is often as large as RAM:
-     * asking for more than is free would wake the OOM killer (which may
-     * pick any process) instead of failing here with a reason. Every rank
-     * on the node makes the same check, and leaves an eighth spare. */
-    avail = gv__mem_available();
-    if (local_size < 1)
-        local_size = 1;
-    need = (uint64_t)s->seg_size * (uint64_t)local_size;
-    if ((avail != 0) && ((need / (uint64_t)local_size != s->seg_size) ||
-                         (need > avail - avail / 8))) {
-        gv_info("shm: %d ranks here need %zu bytes of shared memory each "
-                "(GV_HEAP plus rings), %llu in all, but only %llu bytes are "
-                "available; lower GV_HEAP or GV_SHM_RING", local_size,
-                s->seg_size, (unsigned long long)need,
-                (unsigned long long)avail);
+    /* The pages are reserved below, and tmpfs is often as large as RAM. */
+    if (!gv__node_mem_fits("shm", s->seg_size, local_size,
+                           "GV_HEAP or GV_SHM_RING"))
         return GV_ERR_NO_MEMORY;
-    }
     for (tries = 0;; tries++) {
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if ((fd >= 0) || (errno != EEXIST) || (tries > 0))

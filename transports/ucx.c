@@ -1984,6 +1984,15 @@ static gv_status_t ucx_init(gv_tl_t *tl)
     status = ucx_worker_open(ux, &addr, &addr_len);
     if (status != GV_OK)
         goto err_free;
+    /* UCX allocates the heap in shared memory (System V, else a file in
+     * /dev/shm) and every page of it at once: a heap larger than the node
+     * filled its memory and left the file behind. */
+    if ((ux->heap_size != 0) &&
+        !gv__node_mem_fits("ucx", ux->heap_size, tl->boot->local_size,
+                           "GV_HEAP")) {
+        status = GV_ERR_NO_MEMORY;
+        goto err_release_addr;
+    }
     if (ux->heap_size != 0) {
         status = ucx_heap_map(ux, &rkey, &rkey_len);
         if (status != GV_OK)

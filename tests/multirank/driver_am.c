@@ -782,6 +782,43 @@ Test(fault, native_amo_refused_without_atomics, .timeout = 60)
     free(out);
 }
 
+/* A GV_HEAP larger than the node's memory, over the transports that
+ * make the heap resident at once in shared memory: refused at start,
+ * naming GV_HEAP. UCX once allocated it page by page in /dev/shm until
+ * the node's memory ran out, and left the file behind. Under ulimit -v
+ * and -f (64 MiB files), so that a regression fails the allocation, or
+ * stops the rank with SIGXFSZ, instead of filling the node's memory (it
+ * may still leave two 64 MiB files in /dev/shm then). */
+static void huge_heap_refused(const char *tl)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    if ((strcmp(tl, "ucx") == 0) && !GV_HAVE_UCX)
+        cr_skip_test("ucx was not built");
+    snprintf(cmd, sizeof(cmd), "ulimit -v 8000000; ulimit -f 131072; env GV_TRANSPORT=%s "
+             "GV_HEAP=1t timeout 30 %s/bin/gvrun -n 2 %s/examples/hello", tl,
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out ? out : "");
+    cr_expect(out && strstr(out, "GiB this node has available") &&
+                  strstr(out, "lower GV_HEAP"),
+              "no line says the heap does not fit and names GV_HEAP:\n%s",
+              out ? out : "");
+    free(out);
+}
+
+Test(fault, huge_heap_refused_ucx, .timeout = 60)
+{
+    huge_heap_refused("ucx");
+}
+
+Test(fault, huge_heap_refused_shm, .timeout = 60)
+{
+    huge_heap_refused("shm");
+}
+
 Test(fault, bad_value_names_variable, .timeout = 60)
 {
     static const char *bad[][3] = {
