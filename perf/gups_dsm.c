@@ -159,14 +159,6 @@ int main(int argc, char **argv)
     gv_barrier();
     me = gv_rank();
     P  = gv_nranks();
-    if ((gv__env.AMO == GV_AMO_NATIVE) && !gv_rma_has_atomics()) {
-        if (me == 0)
-            printf("gups_dsm: transport %s has no native remote atomics; "
-                   "GV_AMO=native needs one that has (gvinfo -t)\n",
-                   gv_transport_name());
-        gv_finalize();
-        return 3;
-    }
     job.words   = (uint64_t)P << opt.logn;
     job.mask    = ((job.words & (job.words - 1)) == 0) ? job.words - 1 : 0;
     job.updates = (uint64_t)opt.per_word * job.words / CHUNK * CHUNK;
