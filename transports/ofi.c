@@ -2079,12 +2079,43 @@ static void close_failed(ofi_t *o, struct fi_info *fi, const char *what,
     o->info = NULL;
 }
 
+/* The names of the providers that offer reliable-datagram endpoints with
+ * FI_MSG here, ", "-separated, for a message ("none" if none). */
+static void rdm_providers(char *buf, size_t len)
+{
+    struct fi_info *hints = fi_allocinfo(), *list = NULL, *fi, *seen;
+    size_t          off   = 0;
+
+    snprintf(buf, len, "none");
+    if (hints == NULL)
+        return;
+    hints->caps          = FI_MSG;
+    hints->ep_attr->type = FI_EP_RDM;
+    if (fi_getinfo(OFI_API_VERSION, NULL, NULL, 0, hints, &list) == 0) {
+        for (fi = list; (fi != NULL) && (off < len); fi = fi->next) {
+            for (seen = list; (seen != fi) &&
+                              (strcmp(seen->fabric_attr->prov_name,
+                                      fi->fabric_attr->prov_name) != 0);
+                 seen = seen->next)
+                ;
+            if (seen == fi)
+                off += (size_t)snprintf(buf + off, len - off, "%s%s",
+                                        (off > 0) ? ", " : "",
+                                        fi->fabric_attr->prov_name);
+        }
+        fi_freeinfo(list);
+    }
+    fi_freeinfo(hints);
+}
+
 /* Pick and open a provider: walk the caps ladder, and for each step every
  * fi_info libfabric offers, until one opens. */
 static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
 {
     const size_t nsteps = sizeof(ofi_ladder) / sizeof(ofi_ladder[0]);
     const char  *want   = gv__env.OFI_PROVIDER;
+    const char  *fi_env;
+    char         have[256];
     size_t       try;
     int          ret = -FI_ENODATA;
 
@@ -2155,12 +2186,17 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
         }
         fi_freeinfo(list);
     }
+    rdm_providers(have, sizeof(have));
+    fi_env = getenv("FI_PROVIDER");
     ofi_why("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
-            "endpoint with FI_MSG here: %s",
+            "endpoint with FI_MSG here (%s); providers that offer one: %s%s%s%s",
             ((want != NULL) && want[0]) ? " named '" : "",
             ((want != NULL) && want[0]) ? want : "",
             ((want != NULL) && want[0]) ? "' (GV_OFI_PROVIDER)" : "",
-            fi_strerror(-ret));
+            fi_strerror(-ret), have,
+            (fi_env != NULL) ? " (FI_PROVIDER='" : "",
+            (fi_env != NULL) ? fi_env : "",
+            (fi_env != NULL) ? "' hides the providers it does not name)" : "");
     return GV_ERR_UNSUPPORTED;
 }
 

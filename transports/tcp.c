@@ -959,12 +959,27 @@ static gv_status_t pick_address(const gv_boot_t *boot,
             break;
         }
     }
-    freeifaddrs(ifa);
     if (!found_if) {
+        char   names[256];
+        size_t off = 0;
+
+        names[0] = '\0';
+        for (i = ifa; (i != NULL) && (off < sizeof(names)); i = i->ifa_next) {
+            struct ifaddrs *j;
+            for (j = ifa; (j != i) && (strcmp(j->ifa_name, i->ifa_name) != 0);
+                 j = j->ifa_next)
+                ;
+            if (j == i)
+                off += (size_t)snprintf(names + off, sizeof(names) - off,
+                                        "%s%s", (off > 0) ? ", " : "",
+                                        i->ifa_name);
+        }
+        freeifaddrs(ifa);
         init_log("tcp: GV_TCP_IFACE names '%s', but there is no such "
-                 "network interface here", ifname);
+                 "network interface here; there are: %s", ifname, names);
         return GV_ERR_INVALID;
     }
+    freeifaddrs(ifa);
     if (sl == 0) {
         init_log("tcp: interface '%s' (GV_TCP_IFACE) has no IPv4 or IPv6 "
                  "address", ifname);

@@ -819,6 +819,40 @@ Test(fault, huge_heap_refused_shm, .timeout = 60)
     huge_heap_refused("shm");
 }
 
+/* A transport's own selector that matches nothing here: the error says
+ * what there is to choose from. */
+Test(fault, bad_selector_lists_choices, .timeout = 60)
+{
+    static const char *bad[][3] = {
+        {"GV_TRANSPORT=tcp GV_TCP_IFACE=bogus0",
+         "GV_TCP_IFACE names 'bogus0', but there is no such network "
+         "interface here; there are: ", "lo"},
+        {"GV_TRANSPORT=ofi GV_OFI_PROVIDER=bogus",
+         "no libfabric provider named 'bogus' (GV_OFI_PROVIDER)",
+         "providers that offer one: "},
+        {"GV_TRANSPORT=ofi FI_PROVIDER=bogus",
+         "providers that offer one: none", "FI_PROVIDER='bogus' hides"},
+        {"GV_TRANSPORT=self", "self: serves a job of one rank; this one "
+         "has 2", "choose another GV_TRANSPORT"},
+    };
+    char   cmd[512], *out;
+    size_t i;
+    int    rc;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if ((strstr(bad[i][0], "=ofi") != NULL) && !GV_HAVE_OFI)
+            continue;
+        snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", bad[i][0], GV_BUILD_DIR, GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        cr_expect(rc != 0 && rc != 124, "%s: exit %d", bad[i][0], rc);
+        cr_expect(out && strstr(out, bad[i][1]) && strstr(out, bad[i][2]),
+                  "%s: the message does not list the choices:\n%s",
+                  bad[i][0], out ? out : "");
+        free(out);
+    }
+}
+
 Test(fault, bad_value_names_variable, .timeout = 60)
 {
     static const char *bad[][3] = {
