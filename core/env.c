@@ -40,8 +40,7 @@ gv_status_t gv__parse_size(const char *s, uint64_t *val_p)
     unsigned long long v;
     uint64_t           mult = 1;
 
-    while (isspace((unsigned char)*s))
-        s++;
+    /* Digits first: strtoull would skip spaces and take a sign. */
     if (!isdigit((unsigned char)*s))
         return GV_ERR_INVALID;
     errno = 0;
