@@ -193,6 +193,15 @@ void gv__topo_print(FILE *f);
  * that reserve large heaps check it first instead of waking the OOM
  * killer. */
 uint64_t gv__mem_available(void);
+/* Remove the files @a paths (absolute; NULL entries skipped) if SIGTERM,
+ * SIGINT or SIGHUP stops the process before gv__cleanup_disarm(), then
+ * let the signal take its previous course (core/cleanup.c). The array and
+ * its strings stay the caller's and must outlive the arming. One list at
+ * a time: arming again replaces it. gv__cleanup_now() removes them at
+ * once (an init that fails), leaving the list armed. */
+void gv__cleanup_arm(char *const *paths, int npaths);
+void gv__cleanup_now(void);
+void gv__cleanup_disarm(void);
 /* Whether @a local ranks of this node can each take @a per_rank bytes that
  * become resident at once (shared memory reserved, or a heap zeroed at
  * init), with an eighth of the memory the kernel calls available kept

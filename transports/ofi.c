@@ -187,6 +187,7 @@
 #include "transports/ofi.h"
 #include "transports/transport.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,6 +455,7 @@ typedef struct {
     unsigned           idle_waits;  /* waits since the last event */
     struct fi_cq_data_entry pend[OFI_CQ_BATCH]; /* read by wait() */
     size_t             npend;
+    char             **shm_paths;   /* shm: every rank's region in /dev/shm */
 } ofi_t;
 
 static const char *prov_name(const ofi_t *o)
@@ -2329,6 +2331,67 @@ static gv_status_t agree(ofi_t *o, gv_tl_t *tl, const ofi_card_t *cards)
     return GV_OK;
 }
 
+/* The file in /dev/shm behind shm address @a addr (FI_ADDR_STR,
+ * "fi_shm://<name>", @a len bytes from the bootstrap), or NULL when it is
+ * not one, or its name could reach outside /dev/shm. */
+static char *shm_region_path(const char *addr, size_t len)
+{
+    static const char pre[] = "fi_shm://";
+    const char       *name;
+    size_t            n, i;
+    char             *path;
+
+    if ((len <= sizeof(pre) - 1) || (strncmp(addr, pre, sizeof(pre) - 1) != 0))
+        return NULL;
+    name = addr + sizeof(pre) - 1;
+    n    = strnlen(name, len - (sizeof(pre) - 1));
+    if ((n == 0) || (name[0] == '.'))
+        return NULL;
+    for (i = 0; i < n; i++)
+        if (!isalnum((unsigned char)name[i]) && (strchr(":_.-", name[i]) == NULL))
+            return NULL;
+    path = gv_malloc(sizeof("/dev/shm/") + n);
+    memcpy(path, "/dev/shm/", sizeof("/dev/shm/") - 1);
+    memcpy(path + sizeof("/dev/shm/") - 1, name, n);
+    path[sizeof("/dev/shm/") - 1 + n] = '\0';
+    return path;
+}
+
+/* libfabric's shm provider keeps each endpoint's region as a file in
+ * /dev/shm for the endpoint's life, and removes it at close (or on a
+ * signal it catches); a rank that is SIGKILLed leaves its file behind, 16
+ * MiB a rank. gvrun and mpirun stop the rest of the job with SIGTERM: then
+ * every rank still running removes all ranks' files. */
+static void shm_paths_arm(ofi_t *o, const ofi_card_t *cards, int n)
+{
+    int i, k = 0;
+
+    if ((strcmp(prov_name(o), "shm") != 0) ||
+        (o->info->addr_format != FI_ADDR_STR))
+        return;
+    o->shm_paths = gv_calloc((size_t)n, sizeof(char *));
+    for (i = 0; i < n; i++)
+        if ((o->shm_paths[i] = shm_region_path((const char *)cards[i].addr,
+                                               cards[i].addrlen)) != NULL)
+            k++;
+    gv_debug("ofi: %d of %d shm regions known, removed if the job is "
+             "stopped", k, n);
+    gv__cleanup_arm(o->shm_paths, n);
+}
+
+static void shm_paths_disarm(ofi_t *o, int n)
+{
+    int i;
+
+    if (o->shm_paths == NULL)
+        return;
+    gv__cleanup_disarm();
+    for (i = 0; i < n; i++)
+        gv_free(o->shm_paths[i]);
+    gv_free(o->shm_paths);
+    o->shm_paths = NULL;
+}
+
 /* Exchange cards, check every rank chose the same provider, fill the AV. */
 static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
 {
@@ -2394,6 +2457,8 @@ static gv_status_t exchange(ofi_t *o, gv_tl_t *tl)
         o->peers[i].rkey  = c->heap_key;
     }
     status = agree(o, tl, cards);
+    if (status == GV_OK)
+        shm_paths_arm(o, cards, tl->size);
 out:
     gv_free(cards);
     return status;
@@ -2616,6 +2681,7 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     return GV_OK;
 
 err:
+    shm_paths_disarm(o, tl->size);
     free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;
@@ -2707,6 +2773,7 @@ static void ofi_fini(gv_tl_t *tl)
              (unsigned long long)o->n_blocked,
              (unsigned long long)o->n_credit_stalls,
              (unsigned long long)o->n_grants, o->credits);
+    shm_paths_disarm(o, tl->size);
     free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;

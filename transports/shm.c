@@ -84,7 +84,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -187,6 +186,7 @@ typedef struct {
     uint64_t       *pending;     /* hint bits taken but not drained */
     shm_wake_t     *wake;        /* own */
     uint64_t       *hint;        /* own */
+    char          **cleanup_paths; /* all ranks' names, during init */
     gv_tl_recv_cb   recv_cb;
     void           *recv_arg;
     /* Counters, printed at fini with GV_STATS. */
@@ -211,116 +211,39 @@ static long futex(uint32_t *addr, int op, uint32_t val,
 }
 
 /* ------------------------------------------------------------------ */
-/* Cleanup of the segments if the job is stopped during init.          */
-
-/* Between shm_open and shm_unlink a segment exists in /dev/shm; gvrun
- * stops a failed job with SIGTERM, so a handler removes this job's names
- * (all ranks': a rank that was SIGKILLed cannot remove its own) and then
- * lets the signal take its previous course. State is static because
- * signal handlers have no argument; there is one transport per process. */
-static const int cleanup_sigs[] = {SIGTERM, SIGINT, SIGHUP};
-#define NCLEANUP_SIGS (sizeof(cleanup_sigs) / sizeof(cleanup_sigs[0]))
-
-static struct {
-    volatile sig_atomic_t armed;
-    char                  prefix[64];   /* "/dev/shm/gv-<job hex>-" */
-    size_t                prefix_len;
-    int                   nranks;
-    int                   installed[NCLEANUP_SIGS];
-    struct sigaction      old[NCLEANUP_SIGS];
-} shm_cleanup;
-
-/* Async-signal-safe: no stdio, no malloc. */
-static void cleanup_unlink_all(void)
-{
-    char path[96];
-    int  r;
-
-    for (r = 0; r < shm_cleanup.nranks; r++) {
-        char   digits[16];
-        size_t nd = 0, i;
-        int    v  = r;
-
-        do {
-            digits[nd++] = (char)('0' + (v % 10));
-            v /= 10;
-        } while ((v > 0) && (nd < sizeof(digits)));
-        memcpy(path, shm_cleanup.prefix, shm_cleanup.prefix_len);
-        for (i = 0; i < nd; i++)
-            path[shm_cleanup.prefix_len + i] = digits[nd - 1 - i];
-        path[shm_cleanup.prefix_len + nd] = '\0';
-        unlink(path);
-    }
-}
-
-static void cleanup_handler(int sig)
-{
-    int    saved = errno;
-    size_t i;
-
-    if (shm_cleanup.armed) {
-        shm_cleanup.armed = 0;
-        cleanup_unlink_all();
-    }
-    /* Put the previous disposition back and raise again: the signal is
-     * blocked while we run, so it is delivered to that disposition as soon
-     * as we return. */
-    for (i = 0; i < NCLEANUP_SIGS; i++) {
-        if ((cleanup_sigs[i] == sig) && shm_cleanup.installed[i]) {
-            sigaction(sig, &shm_cleanup.old[i], NULL);
-            shm_cleanup.installed[i] = 0;
-        }
-    }
-    raise(sig);
-    errno = saved;
-}
-
-static void cleanup_arm(uint64_t job_id, int nranks)
-{
-    struct sigaction sa;
-    size_t           i;
-
-    snprintf(shm_cleanup.prefix, sizeof(shm_cleanup.prefix),
-             "/dev/shm/gv-%llx-", (unsigned long long)job_id);
-    shm_cleanup.prefix_len = strlen(shm_cleanup.prefix);
-    shm_cleanup.nranks     = nranks;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = cleanup_handler;
-    sa.sa_flags   = SA_RESTART;   /* do not turn the boot's reads into EINTR */
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < NCLEANUP_SIGS; i++) {
-        struct sigaction old;
-
-        /* Leave ignored signals ignored: unlinking on a signal that does
-         * not stop the process would break a job that carries on. */
-        if ((sigaction(cleanup_sigs[i], NULL, &old) != 0) ||
-            (old.sa_handler == SIG_IGN))
-            continue;
-        if (sigaction(cleanup_sigs[i], &sa, &shm_cleanup.old[i]) == 0)
-            shm_cleanup.installed[i] = 1;
-    }
-    shm_cleanup.armed = 1;
-}
-
-static void cleanup_disarm(void)
-{
-    size_t i;
-
-    shm_cleanup.armed = 0;
-    for (i = 0; i < NCLEANUP_SIGS; i++) {
-        if (shm_cleanup.installed[i]) {
-            sigaction(cleanup_sigs[i], &shm_cleanup.old[i], NULL);
-            shm_cleanup.installed[i] = 0;
-        }
-    }
-}
-
-/* ------------------------------------------------------------------ */
 /* Segments.                                                           */
 
 static void seg_name(char *buf, size_t len, uint64_t job_id, int rank)
 {
     snprintf(buf, len, "/gv-%llx-%d", (unsigned long long)job_id, rank);
+}
+
+/* Between shm_open and shm_unlink a segment exists in /dev/shm: if the job
+ * is stopped meanwhile, every rank still running removes all ranks' names
+ * (a rank that was SIGKILLed cannot remove its own). */
+static void cleanup_arm(shm_t *s, uint64_t job_id)
+{
+    char name[64];
+    int  r;
+
+    s->cleanup_paths = gv_calloc((size_t)s->size, sizeof(char *));
+    for (r = 0; r < s->size; r++) {
+        seg_name(name, sizeof(name), job_id, r);
+        s->cleanup_paths[r] = gv_malloc(sizeof("/dev/shm") + strlen(name));
+        sprintf(s->cleanup_paths[r], "/dev/shm%s", name);
+    }
+    gv__cleanup_arm(s->cleanup_paths, s->size);
+}
+
+static void cleanup_disarm(shm_t *s)
+{
+    int r;
+
+    gv__cleanup_disarm();
+    for (r = 0; (s->cleanup_paths != NULL) && (r < s->size); r++)
+        gv_free(s->cleanup_paths[r]);
+    gv_free(s->cleanup_paths);
+    s->cleanup_paths = NULL;
 }
 
 /* Map @a len bytes of @a fd at an address aligned for 2 MiB pages, so that
@@ -662,7 +585,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
     } else {
         if (s->use_hint)
             s->pending = gv_calloc(s->hint_words, sizeof(*s->pending));
-        cleanup_arm(boot->job_id, s->size);
+        cleanup_arm(s, boot->job_id);
         mine = seg_create(s, boot->job_id, boot->local_size, &own);
     }
     if (mine == GV_OK) {
@@ -689,7 +612,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
      * without them nothing is left in /dev/shm however the job ends. */
     if (shm_unlink(name) != 0)
         gv_warn("shm: shm_unlink %s: %m", name);
-    cleanup_disarm();
+    cleanup_disarm(s);
 
     peers_setup(s);
     tl->priv           = s;
@@ -711,9 +634,9 @@ static gv_status_t shm_init(gv_tl_t *tl)
 err_unlink:
     /* Remove every name of this job: a rank that died after creating its
      * segment cannot remove its own. The others are failing too. */
-    if (shm_cleanup.armed) {
-        cleanup_unlink_all();
-        cleanup_disarm();
+    if (s->cleanup_paths != NULL) {
+        gv__cleanup_now();
+        cleanup_disarm(s);
     }
     shm_free(s);
     return status;

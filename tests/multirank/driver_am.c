@@ -239,6 +239,31 @@ static int shm_objects(char names[][64], int max)
     return n;
 }
 
+/* Entries of /dev/shm named after one of the @a n processes @a pids
+ * ("<pid>:...", libfabric shm's regions); the first goes to @a first. */
+static int pid_objects(const int *pids, int n, char first[64])
+{
+    DIR           *d = opendir("/dev/shm");
+    struct dirent *e;
+    char           pre[24];
+    int            found = 0, i;
+
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        for (i = 0; i < n; i++) {
+            snprintf(pre, sizeof(pre), "%d:", pids[i]);
+            if (strncmp(e->d_name, pre, strlen(pre)) == 0) {
+                if (found++ == 0)
+                    snprintf(first, 64, "%.63s", e->d_name);
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -339,6 +364,9 @@ static void kill_one_of_four(const char *tl, const char *env, int victim)
     cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
               "/dev/shm (first: %s)", tl, nafter - nbefore,
               nafter ? after[nafter - 1] : "");
+    nafter = pid_objects(pids, 4, after[0]);
+    cr_expect(nafter == 0, "%s: %d objects named after the job's processes "
+              "left in /dev/shm (first: %s)", tl, nafter, after[0]);
     free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
@@ -367,6 +395,15 @@ Test(fault, kill9_one_of_four_ofi, .timeout = 60)
     if (!GV_HAVE_OFI)
         cr_skip_test("ofi was not built");
     kill_one_of_four("ofi", "FI_PROVIDER='tcp;ofi_rxm'", 2);
+}
+
+/* libfabric's shm provider keeps a region file per rank in /dev/shm; the
+ * killed rank's must not stay behind either. */
+Test(fault, kill9_one_of_four_ofi_shm, .timeout = 60)
+{
+    if (!GV_HAVE_OFI)
+        cr_skip_test("ofi was not built");
+    kill_one_of_four("ofi", "FI_PROVIDER=shm", 2);
 }
 
 Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 60)
