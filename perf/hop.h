@@ -435,7 +435,8 @@ static inline uint64_t hop_arg_u64(const char *prog, const char *usage,
     if (ok && !big && (v >= lo) && (v <= hi))
         return v;
     /* "1m": say what it would have been, that it is not taken. */
-    if ((p != arg) && (p[1] == '\0') && (strchr("kKmMgG", *p) != NULL)) {
+    if ((p != arg) && (*p != '\0') && (p[1] == '\0') &&
+        (strchr("kKmMgG", *p) != NULL)) {
         int sh = ((*p | 0x20) == 'k') ? 10 : ((*p | 0x20) == 'm') ? 20 : 30;
 
         snprintf(hint, sizeof(hint), " (no k/m/g suffix: %s is %llu)", arg,

@@ -2704,9 +2704,9 @@ static size_t ops_busy(const ofi_t *o)
  * completion, and we progress until those and all other sends completed.
  * A peer that is gone fails its bye, which is harmless now. Bounded, so
  * fini never hangs: first the rest of split messages, for all peers at
- * once (progress moves every peer's), then the byes and the drain, each
- * with a deadline of its own, so that one peer that never takes what it
- * is owed costs the others none of their byes. */
+ * once (progress moves every peer's), for up to 2 s; then the byes and
+ * the final drain, for 2 s more, so that one peer that never takes what
+ * it is owed costs the others none of their byes. */
 #define DRAIN_NS 2000000000ull
 
 static void drain_sends(gv_tl_t *tl)

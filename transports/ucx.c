@@ -1588,6 +1588,29 @@ static gv_status_t ucx_worker_open(ucx_tl_t *ux, ucp_address_t **addr_p,
     return GV_OK;
 }
 
+/* UCX allocates the heap in System V shared memory, which takes pages
+ * only as they are touched; the kernel refuses a segment larger than the
+ * node's memory, and UCX then falls back to a file in /dev/shm, which it
+ * fills page by page: a GV_HEAP of 32 GiB here filled the node's memory,
+ * woke the OOM killer and left the file behind. A heap larger than the
+ * node's memory is refused here instead; smaller ones stay lazy. */
+static int ucx_heap_fits(ucx_tl_t *ux)
+{
+    long     pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t ram   = ((pages > 0) && (psz > 0)) ? (uint64_t)pages * (uint64_t)psz
+                                                : 0;
+
+    if ((ram == 0) || (ux->heap_size <= ram))
+        return 1;
+    gv_log((strcmp(gv__env.TRANSPORT, "ucx") == 0) ? GV_LOG_ERROR
+                                                   : GV_LOG_INFO,
+           "ucx: a heap of %.2f GiB (GV_HEAP) is more than this node's "
+           "%.2f GiB of memory: the kernel refuses such a System V segment, "
+           "and UCX's fallback would fill /dev/shm with it; lower GV_HEAP",
+           (double)ux->heap_size / (1 << 30), (double)ram / (1 << 30));
+    return 0;
+}
+
 static gv_status_t ucx_heap_map(ucx_tl_t *ux, void **rkey_p,
                                 size_t *rkey_len_p)
 {
@@ -1984,12 +2007,7 @@ static gv_status_t ucx_init(gv_tl_t *tl)
     status = ucx_worker_open(ux, &addr, &addr_len);
     if (status != GV_OK)
         goto err_free;
-    /* UCX allocates the heap in shared memory (System V, else a file in
-     * /dev/shm) and every page of it at once: a heap larger than the node
-     * filled its memory and left the file behind. */
-    if ((ux->heap_size != 0) &&
-        !gv__node_mem_fits("ucx", ux->heap_size, tl->boot->local_size,
-                           "GV_HEAP")) {
+    if ((ux->heap_size != 0) && !ucx_heap_fits(ux)) {
         status = GV_ERR_NO_MEMORY;
         goto err_release_addr;
     }

@@ -404,13 +404,42 @@ static void handle_input(int i)
     r->body = NULL;
 }
 
+/* Whether PATH holds an executable file named @a prog: then execvp's
+ * ENOENT was about its #! interpreter or loader, not about @a prog. */
+static int on_path(const char *prog)
+{
+    const char *path = getenv("PATH"), *p, *colon;
+    char        full[4096];
+    struct stat st;
+
+    for (p = (path != NULL) ? path : ""; *p != '\0'; p = colon + 1) {
+        size_t len;
+
+        colon = strchr(p, ':');
+        if (colon == NULL)
+            colon = p + strlen(p);
+        len = (size_t)(colon - p);
+        if (snprintf(full, sizeof(full), "%.*s/%s", (int)len,
+                     (len > 0) ? p : ".", prog) < (int)sizeof(full) &&
+            (stat(full, &st) == 0) && S_ISREG(st.st_mode) &&
+            (access(full, X_OK) == 0))
+            return 1;
+        if (*colon == '\0')
+            break;
+    }
+    return 0;
+}
+
 /* Say why execvp failed as a shell would: a name without a '/' is looked
  * up on PATH only, even when a file of that name is right here. */
 static void exec_failed(const char *prog, int err)
 {
     struct stat st;
 
-    if ((strchr(prog, '/') == NULL) && (err == ENOENT) &&
+    if ((strchr(prog, '/') == NULL) && (err == ENOENT) && on_path(prog)) {
+        fprintf(stderr, "gvrun: cannot run %s: it is in PATH, but its "
+                "interpreter (#! line) or loader does not exist\n", prog);
+    } else if ((strchr(prog, '/') == NULL) && (err == ENOENT) &&
         (stat(prog, &st) == 0)) {
         if (S_ISDIR(st.st_mode) || (access(prog, X_OK) != 0))
             fprintf(stderr, "gvrun: cannot run %s: not found in PATH; "
