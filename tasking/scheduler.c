@@ -558,11 +558,15 @@ starved(uint64_t since, uint64_t *queued_at)
         gv_fatal("deadlock: all %llu workers of this rank (GV_WORKERS=%llu) "
                  "have been blocked for %llu s (GV_TIMEOUT_S) while %llu "
                  "tasks wait for a worker to run on; a blocked worker may be "
-                 "waiting for one of them. Raise GV_WORKERS",
+                 "waiting for one of them. %s",
                  (unsigned long long)S.nworkers,
                  (unsigned long long)gv__env.WORKERS,
                  (unsigned long long)gv__env.TIMEOUT_S,
-                 (unsigned long long)queued);
+                 (unsigned long long)queued,
+                 (S.max_workers < gv__env.WORKERS)
+                     ? "No memory was left for more worker stacks: lower "
+                       "GV_STACK, or run fewer ranks on this node"
+                     : "Raise GV_WORKERS");
     return since;
 }
 
