@@ -94,6 +94,7 @@
 #define SHM_VERSION    1u
 #define SHM_LINE       128u   /* spacing of words written by different ranks */
 #define SHM_HUGE       (2u << 20)
+#define SHM_FALLOC_STEP (256u << 20) /* posix_fallocate in steps */
 #define SHM_REC_MSG    1ull
 #define SHM_REC_WRAP   2ull
 #define SHM_HDR(_k, _len) (((uint64_t)(_k) << 32) | (uint64_t)(_len))
@@ -320,6 +321,7 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
 {
     char           name[64];
     int            fd, err, tries;
+    size_t         off;
     void          *base;
     shm_seg_hdr_t *h;
 
@@ -349,8 +351,17 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
         goto err_unlink;
     }
     /* Reserve the pages now: tmpfs allocates on first touch, and a full
-     * /dev/shm would otherwise kill the rank with SIGBUS much later. */
-    err = posix_fallocate(fd, 0, (off_t)s->seg_size);
+     * /dev/shm would otherwise kill the rank with SIGBUS much later. In
+     * steps of SHM_FALLOC_STEP: the kernel holds a SIGTERM until the call
+     * returns, and gvrun's SIGKILL a second later (a 6 GiB heap took
+     * longer) left the job's names behind; between steps the cleanup
+     * handler runs. */
+    for (off = 0, err = 0; (off < s->seg_size) && (err == 0);
+         off += SHM_FALLOC_STEP)
+        err = posix_fallocate(fd, (off_t)off,
+                              (off_t)((s->seg_size - off < SHM_FALLOC_STEP)
+                                          ? s->seg_size - off
+                                          : SHM_FALLOC_STEP));
     if ((err != 0) && (err != EOPNOTSUPP) && (err != EINVAL)) {
         errno = err;
         gv_info("shm: cannot reserve %zu bytes in /dev/shm for %s (%m); "

@@ -373,6 +373,49 @@ static void kill_one_of_four(const char *tl, const char *env, int victim)
         cr_log_warn("could not remove %s", dir);
 }
 
+/* gvrun stopped (SIGTERM) while the shm transport reserves a large
+ * segment: the rank must still remove its name. The kernel holds a
+ * SIGTERM until posix_fallocate returns, and reserving 8 GiB takes longer
+ * than gvrun's second between SIGTERM and SIGKILL: one call for the whole
+ * segment left the 8 GiB file in /dev/shm. */
+Test(fault, stopped_during_shm_reserve_leaves_nothing, .timeout = 60)
+{
+    char   before[64][64], after[64][64], cmd[512];
+    int    nbefore, nafter, status = 0, seen = 0;
+    pid_t  job;
+    double t0;
+
+    nbefore = shm_objects(before, 64);
+    snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=shm GV_HEAP=8g "
+             "%s/bin/gvrun -n 1 %s/examples/hello > /dev/null 2>&1",
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    job = fork();
+    cr_assert(job >= 0);
+    if (job == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    for (t0 = now_s(); (now_s() - t0 < 20) && !seen; usleep(2000))
+        seen = shm_objects(after, 64) > nbefore;
+    kill(job, SIGTERM);
+    for (t0 = now_s(); now_s() - t0 < 15; usleep(5000))
+        if (waitpid(job, &status, WNOHANG) == job)
+            break;
+    if (now_s() - t0 >= 15) {
+        kill(job, SIGKILL);
+        waitpid(job, &status, 0);
+    }
+    nafter = shm_objects(after, 64);
+    cr_expect(seen, "the segment never appeared in /dev/shm");
+    cr_expect(nafter <= nbefore, "%d shared-memory objects left in /dev/shm "
+              "(first: %s)", nafter - nbefore,
+              (nafter > 0) ? after[nafter - 1] : "");
+    for (; nafter > nbefore; nafter--) { /* do not leave 8 GiB behind */
+        snprintf(cmd, sizeof(cmd), "/dev/shm/%s", after[nafter - 1]);
+        unlink(cmd);
+    }
+}
+
 Test(fault, kill9_one_of_four_tcp, .timeout = 60)
 {
     kill_one_of_four("tcp", "", 2);
