@@ -375,9 +375,9 @@ static void kill_one_of_four(const char *tl, const char *env, int victim)
 
 /* gvrun stopped (SIGTERM) while the shm transport reserves a large
  * segment: the rank must still remove its name. The kernel holds a
- * SIGTERM until posix_fallocate returns, and reserving 8 GiB takes longer
+ * SIGTERM until posix_fallocate returns, and reserving 6 GiB takes longer
  * than gvrun's second between SIGTERM and SIGKILL: one call for the whole
- * segment left the 8 GiB file in /dev/shm. */
+ * segment left the 6 GiB file in /dev/shm. */
 Test(fault, stopped_during_shm_reserve_leaves_nothing, .timeout = 60)
 {
     char   before[64][64], after[64][64], cmd[512];
@@ -386,7 +386,7 @@ Test(fault, stopped_during_shm_reserve_leaves_nothing, .timeout = 60)
     double t0;
 
     nbefore = shm_objects(before, 64);
-    snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=shm GV_HEAP=8g "
+    snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=shm GV_HEAP=6g "
              "%s/bin/gvrun -n 1 %s/examples/hello > /dev/null 2>&1",
              GV_BUILD_DIR, GV_BUILD_DIR);
     job = fork();
@@ -410,7 +410,7 @@ Test(fault, stopped_during_shm_reserve_leaves_nothing, .timeout = 60)
     cr_expect(nafter <= nbefore, "%d shared-memory objects left in /dev/shm "
               "(first: %s)", nafter - nbefore,
               (nafter > 0) ? after[nafter - 1] : "");
-    for (; nafter > nbefore; nafter--) { /* do not leave 8 GiB behind */
+    for (; nafter > nbefore; nafter--) { /* do not leave 6 GiB behind */
         snprintf(cmd, sizeof(cmd), "/dev/shm/%s", after[nafter - 1]);
         unlink(cmd);
     }
