@@ -16,7 +16,7 @@ static const int cleanup_sigs[] = {SIGTERM, SIGINT, SIGHUP};
 
 static struct {
     volatile sig_atomic_t armed;
-    char *const          *paths;
+    char                **paths;  /* ours: freed by gv__cleanup_disarm() */
     int                   npaths;
     int                   installed[NSIGS];
     struct sigaction      old[NSIGS];
@@ -54,7 +54,7 @@ static void handler(int sig)
     errno = saved;
 }
 
-void gv__cleanup_arm(char *const *paths, int npaths)
+void gv__cleanup_arm(char **paths, int npaths)
 {
     struct sigaction sa;
     size_t           i;
@@ -97,6 +97,10 @@ void gv__cleanup_disarm(void)
             cl.installed[i] = 0;
         }
     }
+    /* The handler can no longer run: the list may go. */
+    for (i = 0; (cl.paths != NULL) && (i < (size_t)cl.npaths); i++)
+        gv_free(cl.paths[i]);
+    gv_free(cl.paths);
     cl.paths  = NULL;
     cl.npaths = 0;
 }

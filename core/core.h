@@ -87,6 +87,14 @@ static inline uint64_t gv__timeout_ns(void)
     return gv__env.TIMEOUT_S * 1000000000ull;
 }
 
+/* Why transport @a _tl did not start: an error when GV_TRANSPORT names
+ * it (the user asked for it, and the registry's one-line failure then has
+ * its reason beside it), info otherwise (auto goes on to the next one). */
+#define gv__tl_why(_tl, _fmt, ...)                                           \
+    gv_log((strcmp(gv__env.TRANSPORT, (_tl)) == 0) ? GV_LOG_ERROR            \
+                                                   : GV_LOG_INFO,            \
+           _fmt, ##__VA_ARGS__)
+
 /* A watchdog counts only time spent polling: a gap this long between two
  * of its looks (the rank computed, or was stopped) starts its clocks
  * again, since completions could not have been seen meanwhile. */
@@ -196,10 +204,11 @@ uint64_t gv__mem_available(void);
 /* Remove the files @a paths (absolute; NULL entries skipped) if SIGTERM,
  * SIGINT or SIGHUP stops the process before gv__cleanup_disarm(), then
  * let the signal take its previous course (core/cleanup.c). The array and
- * its strings stay the caller's and must outlive the arming. One list at
- * a time: arming again replaces it. gv__cleanup_now() removes them at
- * once (an init that fails), leaving the list armed. */
-void gv__cleanup_arm(char *const *paths, int npaths);
+ * its strings, from gv_malloc, become the cleanup's: gv__cleanup_disarm()
+ * frees them. One list at a time: arming again replaces it.
+ * gv__cleanup_now() removes the files at once (an init that fails),
+ * leaving the list armed; both do nothing when nothing is armed. */
+void gv__cleanup_arm(char **paths, int npaths);
 void gv__cleanup_now(void);
 void gv__cleanup_disarm(void);
 /* Whether @a local ranks of this node can each take @a per_rank bytes that

@@ -92,12 +92,11 @@ int gv__node_mem_fits(const char *tl, uint64_t per_rank, int local,
 
     if ((avail == 0) || (per_rank <= (avail - avail / 8) / n))
         return 1;
-    /* Under GV_TRANSPORT=auto another transport may do: say it quietly. */
-    gv_log((strcmp(gv__env.TRANSPORT, tl) == 0) ? GV_LOG_ERROR : GV_LOG_INFO,
-           "%s: %llu ranks on this node would each take %.2f GiB at once, "
-           "%.2f GiB in all, more than the %.2f GiB this node has available "
-           "less an eighth kept spare: lower %s", tl, (unsigned long long)n,
-           (double)per_rank / (1 << 30), (double)per_rank * (double)n / (1 << 30),
-           (double)(avail - avail / 8) / (1 << 30), what);
+    gv__tl_why(tl, "%s: %llu ranks on this node would each take %.2f GiB "
+               "at once, %.2f GiB in all, more than the %.2f GiB this node "
+               "has available less an eighth kept spare: lower %s", tl,
+               (unsigned long long)n, (double)per_rank / (1 << 30),
+               (double)per_rank * (double)n / (1 << 30),
+               (double)(avail - avail / 8) / (1 << 30), what);
     return 0;
 }

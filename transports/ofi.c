@@ -266,13 +266,8 @@ _Static_assert((OFI_SPLIT_PARTS == 0) || (OFI_SPLIT_PARTS >= 2),
 
 enum { OFI_WAIT_AUTO, OFI_WAIT_FD, OFI_WAIT_NONE }; /* GV_OFI_WAIT values */
 
-/* Why init failed: at info level when GV_TRANSPORT=auto is only trying us
- * (the next backend gets its turn), as an error when the user asked for
- * ofi, so that the registry's one-line failure has its reason next to it. */
-#define ofi_why(_fmt, ...)                                                   \
-    gv_log((strcmp(gv__env.TRANSPORT, "ofi") == 0) ? GV_LOG_ERROR            \
-                                                   : GV_LOG_INFO,            \
-           _fmt, ##__VA_ARGS__)
+/* Why init failed (gv__tl_why). */
+#define ofi_why(_fmt, ...) gv__tl_why("ofi", _fmt, ##__VA_ARGS__)
 
 /* The caps ladder fi_getinfo is asked for, best first. */
 static const struct {
@@ -455,7 +450,6 @@ typedef struct {
     unsigned           idle_waits;  /* waits since the last event */
     struct fi_cq_data_entry pend[OFI_CQ_BATCH]; /* read by wait() */
     size_t             npend;
-    char             **shm_paths;   /* shm: every rank's region in /dev/shm */
 } ofi_t;
 
 static const char *prov_name(const ofi_t *o)
@@ -2191,7 +2185,8 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
     rdm_providers(have, sizeof(have));
     fi_env = getenv("FI_PROVIDER");
     ofi_why("ofi: no libfabric provider%s%s%s offers a reliable-datagram "
-            "endpoint with FI_MSG here (%s); providers that offer one: %s%s%s%s",
+            "endpoint with FI_MSG here (%s); providers that offer one: "
+            "%s%s%s%s",
             ((want != NULL) && want[0]) ? " named '" : "",
             ((want != NULL) && want[0]) ? want : "",
             ((want != NULL) && want[0]) ? "' (GV_OFI_PROVIDER)" : "",
@@ -2348,7 +2343,8 @@ static char *shm_region_path(const char *addr, size_t len)
     if ((n == 0) || (name[0] == '.'))
         return NULL;
     for (i = 0; i < n; i++)
-        if (!isalnum((unsigned char)name[i]) && (strchr(":_.-", name[i]) == NULL))
+        if (!isalnum((unsigned char)name[i]) &&
+            (strchr(":_.-", name[i]) == NULL))
             return NULL;
     path = gv_malloc(sizeof("/dev/shm/") + n);
     memcpy(path, "/dev/shm/", sizeof("/dev/shm/") - 1);
@@ -2364,32 +2360,20 @@ static char *shm_region_path(const char *addr, size_t len)
  * every rank still running removes all ranks' files. */
 static void shm_paths_arm(ofi_t *o, const ofi_card_t *cards, int n)
 {
-    int i, k = 0;
+    char **paths;
+    int    i, k = 0;
 
     if ((strcmp(prov_name(o), "shm") != 0) ||
         (o->info->addr_format != FI_ADDR_STR))
         return;
-    o->shm_paths = gv_calloc((size_t)n, sizeof(char *));
+    paths = gv_calloc((size_t)n, sizeof(char *));
     for (i = 0; i < n; i++)
-        if ((o->shm_paths[i] = shm_region_path((const char *)cards[i].addr,
-                                               cards[i].addrlen)) != NULL)
+        if ((paths[i] = shm_region_path((const char *)cards[i].addr,
+                                        cards[i].addrlen)) != NULL)
             k++;
     gv_debug("ofi: %d of %d shm regions known, removed if the job is "
              "stopped", k, n);
-    gv__cleanup_arm(o->shm_paths, n);
-}
-
-static void shm_paths_disarm(ofi_t *o, int n)
-{
-    int i;
-
-    if (o->shm_paths == NULL)
-        return;
-    gv__cleanup_disarm();
-    for (i = 0; i < n; i++)
-        gv_free(o->shm_paths[i]);
-    gv_free(o->shm_paths);
-    o->shm_paths = NULL;
+    gv__cleanup_arm(paths, n);
 }
 
 /* Exchange cards, check every rank chose the same provider, fill the AV. */
@@ -2681,7 +2665,7 @@ static gv_status_t ofi_init(gv_tl_t *tl)
     return GV_OK;
 
 err:
-    shm_paths_disarm(o, tl->size);
+    gv__cleanup_disarm(); /* shm_paths_arm()'s */
     free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;
@@ -2773,7 +2757,7 @@ static void ofi_fini(gv_tl_t *tl)
              (unsigned long long)o->n_blocked,
              (unsigned long long)o->n_credit_stalls,
              (unsigned long long)o->n_grants, o->credits);
-    shm_paths_disarm(o, tl->size);
+    gv__cleanup_disarm(); /* shm_paths_arm()'s */
     free_peers(o, tl->size);
     ofi_free(o);
     tl->priv = NULL;

@@ -16,10 +16,9 @@ static gv_status_t self_init(gv_tl_t *tl)
     self_t *s;
 
     if (tl->size != 1) {
-        gv_log((strcmp(gv__env.TRANSPORT, "self") == 0) ? GV_LOG_ERROR
-                                                        : GV_LOG_INFO,
-               "self: serves a job of one rank; this one has %d: choose "
-               "another GV_TRANSPORT (gvinfo -t lists them)", tl->size);
+        gv__tl_why("self", "self: serves a job of one rank; this one has "
+                   "%d: choose another GV_TRANSPORT (gvinfo -t lists them)",
+                   tl->size);
         return GV_ERR_UNSUPPORTED;
     }
     s            = gv_calloc(1, sizeof(*s));

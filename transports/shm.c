@@ -187,7 +187,6 @@ typedef struct {
     uint64_t       *pending;     /* hint bits taken but not drained */
     shm_wake_t     *wake;        /* own */
     uint64_t       *hint;        /* own */
-    char          **cleanup_paths; /* all ranks' names, during init */
     gv_tl_recv_cb   recv_cb;
     void           *recv_arg;
     /* Counters, printed at fini with GV_STATS. */
@@ -224,27 +223,16 @@ static void seg_name(char *buf, size_t len, uint64_t job_id, int rank)
  * (a rank that was SIGKILLed cannot remove its own). */
 static void cleanup_arm(shm_t *s, uint64_t job_id)
 {
-    char name[64];
-    int  r;
+    char   name[64];
+    char **paths = gv_calloc((size_t)s->size, sizeof(char *));
+    int    r;
 
-    s->cleanup_paths = gv_calloc((size_t)s->size, sizeof(char *));
     for (r = 0; r < s->size; r++) {
         seg_name(name, sizeof(name), job_id, r);
-        s->cleanup_paths[r] = gv_malloc(sizeof("/dev/shm") + strlen(name));
-        sprintf(s->cleanup_paths[r], "/dev/shm%s", name);
+        paths[r] = gv_malloc(sizeof("/dev/shm") + strlen(name));
+        sprintf(paths[r], "/dev/shm%s", name);
     }
-    gv__cleanup_arm(s->cleanup_paths, s->size);
-}
-
-static void cleanup_disarm(shm_t *s)
-{
-    int r;
-
-    gv__cleanup_disarm();
-    for (r = 0; (s->cleanup_paths != NULL) && (r < s->size); r++)
-        gv_free(s->cleanup_paths[r]);
-    gv_free(s->cleanup_paths);
-    s->cleanup_paths = NULL;
+    gv__cleanup_arm(paths, s->size);
 }
 
 /* Map @a len bytes of @a fd at an address aligned for 2 MiB pages, so that
@@ -623,7 +611,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
      * without them nothing is left in /dev/shm however the job ends. */
     if (shm_unlink(name) != 0)
         gv_warn("shm: shm_unlink %s: %m", name);
-    cleanup_disarm(s);
+    gv__cleanup_disarm();
 
     peers_setup(s);
     tl->priv           = s;
@@ -645,10 +633,8 @@ static gv_status_t shm_init(gv_tl_t *tl)
 err_unlink:
     /* Remove every name of this job: a rank that died after creating its
      * segment cannot remove its own. The others are failing too. */
-    if (s->cleanup_paths != NULL) {
-        gv__cleanup_now();
-        cleanup_disarm(s);
-    }
+    gv__cleanup_now();
+    gv__cleanup_disarm();
     shm_free(s);
     return status;
 }

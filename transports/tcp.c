@@ -129,15 +129,8 @@ typedef struct tcp_tl {
 
 static const uint8_t zeros[GV_TCP_FRAME_ALIGN];
 
-/* Init failures are logged at info level when auto may try another
- * transport, and as errors when the user asked for tcp by name. */
-#define init_log(_fmt, ...)                                                  \
-    do {                                                                     \
-        if (strcmp(gv__env.TRANSPORT, "tcp") == 0)                           \
-            gv_error(_fmt, ##__VA_ARGS__);                                   \
-        else                                                                 \
-            gv_info(_fmt, ##__VA_ARGS__);                                    \
-    } while (0)
+/* Why init failed (gv__tl_why). */
+#define init_log(_fmt, ...) gv__tl_why("tcp", _fmt, ##__VA_ARGS__)
 
 static void sockaddr_str(const struct sockaddr_storage *ss, char *buf,
                          size_t len)

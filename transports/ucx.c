@@ -1597,17 +1597,17 @@ static gv_status_t ucx_worker_open(ucx_tl_t *ux, ucp_address_t **addr_p,
 static int ucx_heap_fits(ucx_tl_t *ux)
 {
     long     pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    uint64_t ram   = ((pages > 0) && (psz > 0)) ? (uint64_t)pages * (uint64_t)psz
-                                                : 0;
+    uint64_t ram   = 0;
 
+    if ((pages > 0) && (psz > 0))
+        ram = (uint64_t)pages * (uint64_t)psz;
     if ((ram == 0) || (ux->heap_size <= ram))
         return 1;
-    gv_log((strcmp(gv__env.TRANSPORT, "ucx") == 0) ? GV_LOG_ERROR
-                                                   : GV_LOG_INFO,
-           "ucx: a heap of %.2f GiB (GV_HEAP) is more than this node's "
-           "%.2f GiB of memory: the kernel refuses such a System V segment, "
-           "and UCX's fallback would fill /dev/shm with it; lower GV_HEAP",
-           (double)ux->heap_size / (1 << 30), (double)ram / (1 << 30));
+    gv__tl_why("ucx", "ucx: a heap of %.2f GiB (GV_HEAP) is more than this "
+               "node's %.2f GiB of memory: the kernel refuses such a System V "
+               "segment, and UCX's fallback would fill /dev/shm with it; "
+               "lower GV_HEAP", (double)ux->heap_size / (1 << 30),
+               (double)ram / (1 << 30));
     return 0;
 }
 
@@ -1618,6 +1618,8 @@ static gv_status_t ucx_heap_map(ucx_tl_t *ux, void **rkey_p,
     ucp_mem_attr_t       ma;
     ucs_status_t         s;
 
+    if (!ucx_heap_fits(ux))
+        return GV_ERR_NO_MEMORY;
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
                     UCP_MEM_MAP_PARAM_FIELD_LENGTH |
@@ -2007,10 +2009,6 @@ static gv_status_t ucx_init(gv_tl_t *tl)
     status = ucx_worker_open(ux, &addr, &addr_len);
     if (status != GV_OK)
         goto err_free;
-    if ((ux->heap_size != 0) && !ucx_heap_fits(ux)) {
-        status = GV_ERR_NO_MEMORY;
-        goto err_release_addr;
-    }
     if (ux->heap_size != 0) {
         status = ucx_heap_map(ux, &rkey, &rkey_len);
         if (status != GV_OK)
