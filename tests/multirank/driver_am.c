@@ -224,44 +224,63 @@ Test(ofi, one_rank_untagged_of_four_rxm, .timeout = 120)
 
 /* ---- fault tests ------------------------------------------------------ */
 
-static int shm_objects(char names[][64], int max)
+/* The entries of /dev/shm whose names start with one of the @a npre
+ * prefixes @a pre, at most @a max of them, into @a names. */
+static int shm_named(const char *const *pre, int npre, char names[][64],
+                     int max)
 {
     DIR           *d = opendir("/dev/shm");
     struct dirent *e;
-    int            n = 0;
+    int            n = 0, i;
 
     if (d == NULL)
         return 0;
     while (((e = readdir(d)) != NULL) && (n < max))
-        if (strncmp(e->d_name, "gv-", 3) == 0)
-            snprintf(names[n++], 64, "%.63s", e->d_name);
+        for (i = 0; i < npre; i++)
+            if (strncmp(e->d_name, pre[i], strlen(pre[i])) == 0) {
+                snprintf(names[n++], 64, "%.63s", e->d_name);
+                break;
+            }
     closedir(d);
     return n;
 }
 
-/* Entries of /dev/shm named after one of the @a n processes @a pids
- * ("<pid>:...", libfabric shm's regions); the first goes to @a first. */
-static int pid_objects(const int *pids, int n, char first[64])
+/* Our shm transport's segments ("gv-<job>-<rank>"). */
+static int shm_objects(char names[][64], int max)
 {
-    DIR           *d = opendir("/dev/shm");
-    struct dirent *e;
-    char           pre[24];
-    int            found = 0, i;
+    static const char *const gv[] = {"gv-"};
 
-    if (d == NULL)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        for (i = 0; i < n; i++) {
-            snprintf(pre, sizeof(pre), "%d:", pids[i]);
-            if (strncmp(e->d_name, pre, strlen(pre)) == 0) {
-                if (found++ == 0)
-                    snprintf(first, 64, "%.63s", e->d_name);
-                break;
-            }
-        }
+    return shm_named(gv, 1, names, max);
+}
+
+/* Entries named after one of the @a n (at most 4) processes @a pids
+ * ("<pid>:...", libfabric shm's regions). */
+static int pid_objects(const int *pids, int n, char names[][64], int max)
+{
+    char        pre[4][24];
+    const char *p[4];
+    int         i;
+
+    for (i = 0; (i < n) && (i < 4); i++) {
+        snprintf(pre[i], sizeof(pre[i]), "%d:", pids[i]);
+        p[i] = pre[i];
     }
-    closedir(d);
-    return found;
+    return shm_named(p, i, names, max);
+}
+
+/* Run @a cmd; expect exit @a want_rc and every one of the @a nlines
+ * @a lines in its output. */
+static void expect_run(const char *cmd, int want_rc, const char *const *lines,
+                       size_t nlines)
+{
+    char *out = NULL;
+    int   rc  = drv_run(cmd, &out);
+
+    cr_expect_eq(rc, want_rc, "%s: exit %d, expected %d:\n%s", cmd, rc,
+                 want_rc, out ? out : "");
+    if (drv_expect_lines(out ? out : "", lines, nlines, cmd) > 0)
+        cr_log_info("%s:\n%s", cmd, out ? out : "");
+    free(out);
 }
 
 static double now_s(void)
@@ -364,9 +383,10 @@ static void kill_one_of_four(const char *tl, const char *env, int victim)
     cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
               "/dev/shm (first: %s)", tl, nafter - nbefore,
               nafter ? after[nafter - 1] : "");
-    nafter = pid_objects(pids, 4, after[0]);
+    nafter = pid_objects(pids, 4, after, 64);
     cr_expect(nafter == 0, "%s: %d objects named after the job's processes "
-              "left in /dev/shm (first: %s)", tl, nafter, after[0]);
+              "left in /dev/shm (first: %s)", tl, nafter,
+              (nafter > 0) ? after[0] : "");
     free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
@@ -863,8 +883,9 @@ Test(fault, native_amo_refused_without_atomics, .timeout = 60)
 }
 
 /* A GV_HEAP larger than the node's memory, over the transports that
- * back the heap with shared memory: refused at start, naming GV_HEAP. UCX once allocated it page by page in /dev/shm until
- * the node's memory ran out, and left the file behind. Under ulimit -v
+ * back the heap with shared memory: refused at start, naming GV_HEAP.
+ * UCX once allocated it page by page in /dev/shm until the node's memory
+ * ran out, and left the file behind. Under ulimit -v
  * and -f (64 MiB files), so that a regression fails the allocation, or
  * stops the rank with SIGXFSZ, instead of filling the node's memory (it
  * may still leave two 64 MiB files in /dev/shm then). */
@@ -876,9 +897,9 @@ static void huge_heap_refused(const char *tl)
 
     if ((strcmp(tl, "ucx") == 0) && !GV_HAVE_UCX)
         cr_skip_test("ucx was not built");
-    snprintf(cmd, sizeof(cmd), "ulimit -v 8000000; ulimit -f 131072; env GV_TRANSPORT=%s "
-             "GV_HEAP=1t timeout 30 %s/bin/gvrun -n 2 %s/examples/hello", tl,
-             GV_BUILD_DIR, GV_BUILD_DIR);
+    snprintf(cmd, sizeof(cmd), "ulimit -v 8000000; ulimit -f 131072; "
+             "env GV_TRANSPORT=%s GV_HEAP=1t timeout 30 %s/bin/gvrun -n 2 "
+             "%s/examples/hello", tl, GV_BUILD_DIR, GV_BUILD_DIR);
     rc = drv_run(cmd, &out);
     cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out ? out : "");
     cr_expect(out && strstr(out, "GiB") && strstr(out, "lower GV_HEAP"),
@@ -913,21 +934,15 @@ Test(fault, bad_selector_lists_choices, .timeout = 60)
         {"GV_TRANSPORT=self", "self: serves a job of one rank; this one "
          "has 2", "choose another GV_TRANSPORT"},
     };
-    char   cmd[512], *out;
+    char   cmd[512];
     size_t i;
-    int    rc;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if ((strstr(bad[i][0], "=ofi") != NULL) && !GV_HAVE_OFI)
             continue;
         snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
                  "%s/examples/hello", bad[i][0], GV_BUILD_DIR, GV_BUILD_DIR);
-        rc = drv_run(cmd, &out);
-        cr_expect(rc != 0 && rc != 124, "%s: exit %d", bad[i][0], rc);
-        cr_expect(out && strstr(out, bad[i][1]) && strstr(out, bad[i][2]),
-                  "%s: the message does not list the choices:\n%s",
-                  bad[i][0], out ? out : "");
-        free(out);
+        expect_run(cmd, 1, &bad[i][1], 2);
     }
 }
 
@@ -936,16 +951,11 @@ Test(fault, bad_selector_lists_choices, .timeout = 60)
  * whole table would skip the day a transport broke (review of 3c2eeac). */
 Test(fault, transport_failure_is_not_a_skip, .timeout = 60)
 {
-    char *out = NULL;
-    char  cmd[512];
-    int   rc;
+    char cmd[512];
 
     snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=self timeout 30 %s/bin/gvrun "
              "-n 2 %s/tests/multirank/mr_barrier", GV_BUILD_DIR, GV_BUILD_DIR);
-    rc = drv_run(cmd, &out);
-    cr_expect(rc == 1, "exit %d, expected 1 (a failure, not a skip):\n%s",
-              rc, out ? out : "");
-    free(out);
+    expect_run(cmd, 1, NULL, 0); /* 1: a failure, not a skip (77) */
 }
 
 Test(fault, bad_value_names_variable, .timeout = 60)
@@ -958,39 +968,19 @@ Test(fault, bad_value_names_variable, .timeout = 60)
         {"GV_BLOCK=16385", "GV_BLOCK='16385' is not a power of two",
          "8 to 1048576"},
     };
-    char   cmd[512], *out;
+    char   cmd[512];
     size_t i;
-    int    rc;
 
+    /* Each message names the variable, the value and what is accepted. */
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
                  "%s/tests/multirank/mr_alltoall", bad[i][0], GV_BUILD_DIR,
                  GV_BUILD_DIR);
-        rc = drv_run(cmd, &out);
-        cr_expect(rc == 1, "%s: exit %d", bad[i][0], rc);
-        cr_expect(out && strstr(out, bad[i][1]) && strstr(out, bad[i][2]),
-                  "%s: message does not name the variable, value and what "
-                  "is accepted:\n%s", bad[i][0], out ? out : "");
-        free(out);
+        expect_run(cmd, 1, &bad[i][1], 2);
     }
 }
 
 /* ---- launcher and gvinfo arguments ------------------------------------ */
-
-/* Run @a cmd; expect exit @a want_rc and every one of the @a nlines
- * @a lines in its output. */
-static void expect_run(const char *cmd, int want_rc, const char *const *lines,
-                       size_t nlines)
-{
-    char *out = NULL;
-    int   rc  = drv_run(cmd, &out);
-
-    cr_expect_eq(rc, want_rc, "%s: exit %d, expected %d:\n%s", cmd, rc,
-                 want_rc, out ? out : "");
-    if (drv_expect_lines(out ? out : "", lines, nlines, cmd) > 0)
-        cr_log_info("%s:\n%s", cmd, out ? out : "");
-    free(out);
-}
 
 /* --timeout is parsed strictly, within a range whose nanoseconds fit 64
  * bits: 18446744074 s once overflowed to half a second, and '' meant
