@@ -44,11 +44,10 @@ CFLAGS += $(shell pkg-config --cflags $(PKGS))
 LDLIBS += $(shell pkg-config --libs $(PKGS))
 endif
 
-# Library sources: every .c in the layer folders, minus tools and backends
-# that are switched off. Programs with a main() live in core/tools/.
-TOOLS    := gvrun gvinfo
+# Library sources: every .c in the layer folders, minus backends that are
+# switched off. Programs with a main() live in tools/, above every layer.
+TOOLS    := $(patsubst tools/%.c,%,$(wildcard tools/*.c))
 LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c)
-LIB_SRCS += $(wildcard frameworks/*/*.c)
 ifneq ($(UCX),1)
 LIB_SRCS := $(filter-out transports/ucx.c,$(LIB_SRCS))
 endif
@@ -78,7 +77,24 @@ SONAME   := libgrapevine.so.$(basename $(GV_VER))
 LIB_SO   := $(BUILD)/lib/libgrapevine.so
 LIB_SOV  := $(BUILD)/lib/libgrapevine.so.$(GV_VER)
 BINS     := $(TOOLS:%=$(BUILD)/bin/%)
-PERF_SRCS := $(wildcard perf/*.c)
+# The frameworks library (libgrapevine-fw): one folder per part, built on
+# the public headers alone (no -I.), so reaching inside the runtime fails
+# to compile; the shared one links against libgrapevine.so, whose internal
+# symbols are hidden.
+FW_SRCS  := $(wildcard frameworks/*/*.c)
+FW_OBJS  := $(FW_SRCS:%.c=$(BUILD)/obj/%.o)
+FW_CFLAGS = $(filter-out -I.,$(CFLAGS)) -Iframeworks
+FW_A     := $(BUILD)/lib/libgrapevine-fw.a
+FW_SONAME := libgrapevine-fw.so.$(basename $(GV_VER))
+FW_SO    := $(BUILD)/lib/libgrapevine-fw.so
+FW_SOV   := $(BUILD)/lib/libgrapevine-fw.so.$(GV_VER)
+# What programs link: the frameworks, then the runtime.
+PROG_LIBS = $(FW_A) $(LIB_A)
+# SuiteSparse:GraphBLAS, the frameworks' peer in perf/ (perf/grb_*.c).
+GRAPHBLAS ?= $(shell test -e /usr/include/GraphBLAS.h && echo 1 || echo 0)
+PERF_GRB_SRCS := $(if $(filter 1,$(GRAPHBLAS)),$(wildcard perf/grb_*.c))
+PERFS_GRB := $(PERF_GRB_SRCS:perf/%.c=$(BUILD)/perf/%)
+PERF_SRCS := $(filter-out perf/grb_%,$(wildcard perf/*.c))
 PERFS    := $(PERF_SRCS:perf/%.c=$(BUILD)/perf/%)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNITS    := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -97,6 +113,14 @@ PERFS_CXX := $(PERF_CXX_SRCS:perf/%.cpp=$(BUILD)/perf/%)
 CXX ?= c++
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLES := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
+# Tests of the frameworks: programs run under gvrun (fw_*.c), Criterion
+# drivers (driver_*.c), and the sequential reference checkers (check/*.c)
+# that only tests link.
+FWT_SRCS := $(wildcard tests/frameworks/fw_*.c)
+FWTS     := $(FWT_SRCS:tests/frameworks/%.c=$(BUILD)/tests/frameworks/%)
+FWT_DRIVER_SRCS := $(wildcard tests/frameworks/driver_*.c)
+FWT_DRIVERS := $(FWT_DRIVER_SRCS:tests/frameworks/%.c=$(BUILD)/tests/frameworks/%)
+FWT_CHECK_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/frameworks/check/*.c))
 
 ifndef V
 QUIET_CC   = @printf '  CC    %s\n' $@;
@@ -107,10 +131,10 @@ endif
 .PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
         readme-check readme-table clean
 all: lib tools perf tests $(EXAMPLES)
-lib: $(LIB_A) $(LIB_SO)
+lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO)
 tools: $(BINS)
-perf: $(PERFS) $(PERFS_CXX)
-tests: $(MRS) $(PRELOADS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS))
+perf: $(PERFS) $(PERFS_CXX) $(PERFS_GRB)
+tests: $(MRS) $(PRELOADS) $(FWTS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS) $(FWT_DRIVERS))
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -131,16 +155,43 @@ $(LIB_SO): $(LIB_SOV)
 	@ln -sf $(notdir $(LIB_SOV)) $(@D)/$(SONAME)
 	@ln -sf $(SONAME) $@
 
-# Programs link the static library so that they run from the build tree.
-$(BUILD)/bin/%: core/tools/%.c $(LIB_A)
+$(BUILD)/obj/frameworks/%.o: frameworks/%.c
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
-$(BUILD)/perf/%: perf/%.c $(LIB_A)
+	$(QUIET_CC)$(CC) $(FW_CFLAGS) -c $< -o $@
+$(FW_A): $(FW_OBJS)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
-$(BUILD)/examples/%: examples/%.c $(LIB_A)
+	@rm -f $@
+	$(QUIET_AR)$(AR) rcs $@ $^
+$(FW_SOV): $(FW_OBJS) $(LIB_SO)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(QUIET_LINK)$(CC) -shared -Wl,-soname,$(FW_SONAME) -o $@ $(FW_OBJS) \
+		-L$(BUILD)/lib -lgrapevine -lm -pthread
+$(FW_SO): $(FW_SOV)
+	@ln -sf $(notdir $(FW_SOV)) $(@D)/$(FW_SONAME)
+	@ln -sf $(FW_SONAME) $@
+
+# Programs link the static libraries so that they run from the build tree.
+$(BUILD)/bin/%: tools/%.c $(PROG_LIBS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(PROG_LIBS) $(LDLIBS)
+$(BUILD)/perf/grb_%: perf/grb_%.c
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -fopenmp -o $@ $< -lgraphblas -lm
+$(BUILD)/perf/%: perf/%.c $(PROG_LIBS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(PROG_LIBS) $(LDLIBS)
+$(BUILD)/examples/%: examples/%.c $(PROG_LIBS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(FW_CFLAGS) -o $@ $< $(PROG_LIBS) $(LDLIBS)
+$(BUILD)/tests/frameworks/fw_%: tests/frameworks/fw_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(FW_CFLAGS) -Itests/frameworks -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS)
+$(BUILD)/obj/tests/frameworks/check/%.o: tests/frameworks/check/%.c
+	@mkdir -p $(@D)
+	$(QUIET_CC)$(CC) $(FW_CFLAGS) -Itests/frameworks -c $< -o $@
+$(BUILD)/tests/frameworks/driver_%: tests/frameworks/driver_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -Itests/frameworks -DGV_BUILD_DIR='"$(BUILD)"' -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS) -lcriterion
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
@@ -169,7 +220,7 @@ test: all
 	@rm -f $(BUILD)/test.log
 	@set -eo pipefail; for t in $(UNITS); do echo "== $$t"; \
 	  $$t --jobs 2 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
-	@set -eo pipefail; for d in $(DRIVERS); do echo "== $$d"; \
+	@set -eo pipefail; for d in $(DRIVERS) $(FWT_DRIVERS); do echo "== $$d"; \
 	  $$d --jobs 1 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory readme-check
@@ -240,13 +291,19 @@ install: lib tools
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/grapevine/*.h $(DESTDIR)$(PREFIX)/include/grapevine/
-	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIB_SOV) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/include/grapevine/fw
+	$(if $(wildcard include/grapevine/fw/*.h),install -m 644 include/grapevine/fw/*.h $(DESTDIR)$(PREFIX)/include/grapevine/fw/)
+	install -m 644 $(LIB_A) $(FW_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SOV) $(FW_SOV) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(notdir $(LIB_SOV)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine.so
+	ln -sf $(notdir $(FW_SOV)) $(DESTDIR)$(PREFIX)/lib/$(FW_SONAME)
+	ln -sf $(FW_SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine-fw.so
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
 	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine-fw\nDescription: Grapevine frameworks: distributed containers, graphs and engines\nVersion: %s\nRequires: grapevine\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine-fw\n' \
+	  "$(PREFIX)" "$$(cat VERSION)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine-fw.pc
 
 clean:
 	rm -rf $(BUILD)

@@ -4,7 +4,8 @@
 set -eu
 PKGS="build-essential pkg-config libhwloc-dev libcriterion-dev clang
 libucx-dev ucx-utils libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
-libpmix-dev libboost-context-dev hpcc gnuplot-nox"
+libpmix-dev libboost-context-dev hpcc gnuplot-nox libgraphblas-dev
+postgresql"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
