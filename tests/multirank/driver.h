@@ -12,6 +12,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Every transport configuration the multi-rank tests run over: the one
+ * table a new backend adds its rows to. A row whose backend was not built
+ * stays, with built 0, so that its tests say why they skip. */
+typedef struct {
+    const char *name;  /* GV_TRANSPORT */
+    const char *env;   /* the library's own variables */
+    int         built;
+    const char *label;
+} tl_cfg_t;
+
+static const tl_cfg_t drv_tls[] = {
+    {"tcp", "", 1, "tcp"},
+    {"shm", "", 1, "shm"},
+    {"ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm"},
+    {"ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp"},
+    {"ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm"},
+    {"ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI, "ofi/tcp;ofi_rxm"},
+};
+#define DRV_NTLS (sizeof(drv_tls) / sizeof(drv_tls[0]))
+
 /* The file's contents (at most its last MiB, for a runaway log), or NULL;
  * free it. */
 static inline char *drv_slurp(const char *path)

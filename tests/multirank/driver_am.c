@@ -22,22 +22,8 @@
 #define GV_BUILD_DIR "build"
 #endif
 
-typedef struct {
-    const char *name;  /* GV_TRANSPORT */
-    const char *env;   /* the library's own variables */
-    int         built;
-    const char *label;
-} tl_cfg_t;
-
-static const tl_cfg_t tls[] = {
-    {"tcp", "", 1, "tcp"},
-    {"shm", "", 1, "shm"},
-    {"ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm"},
-    {"ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp"},
-    {"ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm"},
-    {"ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI, "ofi/tcp;ofi_rxm"},
-};
-#define NTLS (sizeof(tls) / sizeof(tls[0]))
+#define tls  drv_tls
+#define NTLS DRV_NTLS
 
 /* Parameters are copied into each test's process, which Criterion may
  * start afresh (another address-space layout): no pointers, only arrays. */
