@@ -1276,8 +1276,8 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 /* A message that travels on its own: close the open batch first so that
  * order holds. A request or reply (@a now) goes from the caller's memory
  * from the transport's now_zcopy_min: over ofi and mpi a copy of 16-64 KiB
- * cost more than waiting for the library (perf/RESULTS.md, fifteenth
- * session); a stream of gv_am_send()s keeps the copies, which let the
+ * cost more than waiting for the library
+ * (perf/notes/ofi-shm-split-messages.md); a stream of gv_am_send()s keeps the copies, which let the
  * messages overlap. */
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
                        size_t len, int nbi, int now)
@@ -1739,7 +1739,7 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     /* A batch over the eager limit of the library under the transport
      * costs a rendezvous or segmentation per batch: GUPS over Open MPI's
      * tcp BTL 82 -> 94 M updates/s with batches under it, over ofi's
-     * tcp;ofi_rxm 58 -> 71 (perf/RESULTS.md). An explicit GV_AGG_BYTES
+     * tcp;ofi_rxm 58 -> 71 (perf/notes/aggregation.md). An explicit GV_AGG_BYTES
      * stands. */
     if (!gv__env.AGG_BYTES_set && tl->attr.max_oneshot &&
         (am.agg_bytes + sizeof(gv_wire_hdr_t) > tl->attr.max_oneshot)) {

@@ -11,7 +11,7 @@
  * and a gv_barrier() ends the round. -r rounds (3), each begun by a
  * gv_barrier() and timed on rank 0. Any GV_TRANSPORT, 2 ranks or more.
  * This is the case of several senders at once, where one receiver's
- * resources are shared (perf/RESULTS.md, thirteenth session).
+ * resources are shared (perf/notes/bandwidth.md).
  *
  * Prints, for each round, "a2a_bw transport=T ranks=P bytes=S
  * total_MBps=X": every byte that all the ranks moved in the round

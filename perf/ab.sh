@@ -9,8 +9,8 @@
 # Prints each build's median gap and median ratio (ours over the
 # library's), then the paired differences of the gaps, B minus A: their
 # median, and in how many pairs B's gap was lower and higher. On a shared
-# VM a 10 ns difference takes 50-100 pairs to show (perf/RESULTS.md,
-# fourteenth session); a 15 ns one showed in 60 pairs, 59 of them lower.
+# VM a 10 ns difference takes 50-100 pairs to show
+# (perf/notes/receive-paths.md).
 # Usage: perf/ab.sh BUILD_A BUILD_B LABEL [--pairs N] [-- TOOL_ARGS...]
 #   LABEL: one of perf/configs.sh's (ucx/sm, ofi/shm, mpi/vader, ...)
 #   TOOL_ARGS go to the hop tool (default: -b 40; -s for another size)

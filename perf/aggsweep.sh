@@ -5,7 +5,7 @@
 # alike. Prints, per configuration and rank count, the median million
 # updates per second at each size and each size's median relative to the
 # best, and writes OUT/aggsweep.csv. This is the measurement behind
-# GV_AGG_BYTES's default (perf/RESULTS.md). With --timeouts it sweeps
+# GV_AGG_BYTES's default (perf/notes/aggregation.md). With --timeouts it sweeps
 # GV_AGG_TIMEOUT_US instead, at the default buffer size.
 # SPDX-License-Identifier: BSD-3-Clause
 #

@@ -1355,9 +1355,8 @@ static gv_status_t mpi_init(gv_tl_t *tl)
     tl->attr.flush_blocks = 1; /* MPI_Win_flush waits inside MPI */
     tl->attr.max_oneshot = MPI_ONESHOT;
     /* A request or reply of 16 KiB or more goes from the caller's memory:
-     * against copying it first, 20000 and 32768-byte hops took 2.1 and 6.6
-     * us less over vader, 1.8 us less at 32768 over tcp (perf/hop_mpi,
-     * perf/RESULTS.md, fifteenth session). */
+     * against copying it first, a 32768-byte hop over vader took 6.6 us
+     * less (perf/hop_mpi; perf/notes/ofi-shm-split-messages.md). */
     tl->attr.now_zcopy_min = 16u << 10;
     /* Ids travel in tags where the library has 64 Ki of them to spare (MPI
      * promises only 32767; Open MPI's ob1 has 2^31 - 1). */

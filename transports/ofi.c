@@ -66,16 +66,12 @@
  * one-frame buffers. FI_OPT_MIN_MULTI_RECV is that largest frame, so it
  * always fits. The multi-receive buffers are kept small because every frame
  * lands on the next fresh bytes of one, and the provider's copy into bytes
- * that have left this core's cache is slow: 24 MiB of buffers made a 64 KiB
- * ping-pong over shm 12.6 us, 4 x 1 MiB 8.8 us. With 4 x 512 KiB (tagged
- * frames, so 4 of the largest untagged ones each) against 4 x 2 MiB, our hop
- * over libfabric's own went from 1.52x to 1.26x at 4000 bytes, 1.64x to
- * 1.33x at 64 KiB, 1.56x to 1.42x at 120 KB; no change could be seen at 8
- * bytes, 1-2 KiB, 8 KiB and 1 MiB; 32 KiB was 2.55x -> 1.72x in one run and
- * unchanged in the next (perf/RESULTS.md, fourteenth session). 4 x 256 KiB
- * did better at 2 KiB, but a buffer that holds two of the frames that go
- * into it (64-128 KiB) is released every second frame, and those hops took
- * 3x as long. Bigger buffers only delay what flow control (below) prevents,
+ * that have left this core's cache is slow. 4 x 512 KiB (tagged frames, so
+ * 4 of the largest untagged ones each) rather than 4 x 2 MiB took our hop
+ * over libfabric's own at 64 KiB from 1.64x to 1.33x
+ * (perf/notes/receive-paths.md); 4 x 256 KiB would hold only two of the
+ * largest frames, and a buffer released every second frame made those
+ * hops 3x as long. Bigger buffers only delay what flow control (below) prevents,
  * shm running out of receive entries in a flood (4 x 512 KiB wedged a rank
  * sooner than 4 x 2 MiB before there was flow control): it bounds the frames
  * in flight by entries, not bytes.
@@ -2621,9 +2617,8 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         tl->attr.caps |= GV_TL_CAP_WAIT;
     tl->attr.heap_base = o->heap;
     /* A request or reply of 16 KiB or more goes from the caller's memory:
-     * against copying it first, 20000, 32768 and 60000-byte hops took 1.5,
-     * 9.1 and 4.6 us less over shm, 2.4 us less at 32768 over rxm
-     * (perf/hop_ofi, perf/RESULTS.md, fifteenth session). */
+     * against copying it first, a 32768-byte hop over shm took 9.1 us less
+     * (perf/hop_ofi; perf/notes/ofi-shm-split-messages.md). */
     tl->attr.now_zcopy_min = 16u << 10;
     eager = rxm_eager_limit(o);
     if ((eager & ~(size_t)7) > OFI_WIRE_HDR)

@@ -43,7 +43,7 @@
  * mid-size buffer, instead of into a batch that format B then sends with
  * the upper header apart, which the receiver must put back together
  * (over shared memory 4 KiB went from 1.7x UCP's own hop to 1.4x,
- * perf/RESULTS.md, sixteenth session).
+ * perf/notes/ucx-mid-size.md).
  *
  * Ordering. UCX delivers eager messages of one endpoint in order, but a
  * rendezvous message only announces itself in order: its data lands later,
@@ -585,18 +585,14 @@ static void ucx_rndv_start(ucx_tl_t *ux, ucx_rx_t *rx)
  * Over shared memory, starting all at once (a burst of announcements
  * arrives in one progress call) spreads the data over as many buffers as
  * messages in flight, out of the cache by the time they are delivered, and
- * the receiving core copies one at a time anyway: a few at a time measured
- * 1.5x faster at 1 MiB than all at once, and one at a time faster again
- * than 4 (perf/bw_ucx, 1 MiB, against ucp_am_bw in the same process, 9
- * runs each: medians 0.97x with 1, 0.94x with 2, 0.91x with 4, though the
- * ranges overlap, 0.85-0.99 against 0.83-0.95; 0.72-0.84x with 8 in 3
- * runs; 256 KiB the same with 1 and 4, 4 MiB 0.72-0.78x against
- * 0.67-0.71x in 3; perf/RESULTS.md, thirteenth session). Over tcp the
+ * the receiving core copies one at a time anyway: one at a time streams
+ * 1 MiB messages at 0.97x of ucp_am_bw in the same process, against
+ * 0.72-0.84x with 8 (perf/bw_ucx; perf/notes/bandwidth.md). Over tcp the
  * same holds now that the sender keeps windows of messages in flight
- * (gv_am_send_nbi): over loopback, 4 at a time gave 5.5-6.1 GB/s at 1 MiB
- * where 32 gave 3.0-4.8 (ucp_am_bw 6.3-6.4). Peers off the node keep their own class, so that a network
- * whose round trip wants more in flight can get it from UCX_RNDV_NET
- * alone. Not re-entrant: a receive that completes inside
+ * (gv_am_send_nbi): 4 at a time rather than 32 took loopback from 3.0-4.8
+ * to 5.5-6.1 GB/s at 1 MiB. Peers off the node keep their own class, so
+ * that a network whose round trip wants more in flight can get it from
+ * UCX_RNDV_NET alone. Not re-entrant: a receive that completes inside
  * ucx_rndv_start() calls back here. */
 static void ucx_rndv_pump(ucx_tl_t *ux)
 {
