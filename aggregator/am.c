@@ -1277,8 +1277,8 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
  * order holds. A request or reply (@a now) goes from the caller's memory
  * from the transport's now_zcopy_min: over ofi and mpi a copy of 16-64 KiB
  * cost more than waiting for the library
- * (perf/notes/ofi-shm-split-messages.md); a stream of gv_am_send()s keeps the copies, which let the
- * messages overlap. */
+ * (perf/notes/ofi-shm-split-messages.md); a stream of gv_am_send()s keeps
+ * the copies, which let the messages overlap. */
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
                        size_t len, int nbi, int now)
 {
