@@ -47,7 +47,7 @@ endif
 # Library sources: every .c in the layer folders, minus backends that are
 # switched off. Programs with a main() live in tools/, above every layer.
 TOOLS    := $(patsubst tools/%.c,%,$(wildcard tools/*.c))
-LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c)
+LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c runtime/*.c)
 ifneq ($(UCX),1)
 LIB_SRCS := $(filter-out transports/ucx.c,$(LIB_SRCS))
 endif

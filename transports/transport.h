@@ -79,40 +79,6 @@ struct gv_req {
     void     *arg;
 };
 
-/* A request the caller waits for in place: gv__wreq_init, pass &r.req to
- * the transport, and on GV_INPROGRESS gv__wreq_wait (which progresses). */
-typedef struct {
-    gv_req_t    req;
-    int         done;
-    gv_status_t status;
-} gv__wreq_t;
-
-static inline void gv__wreq_cb(gv_req_t *req, gv_status_t status)
-{
-    gv__wreq_t *r = (gv__wreq_t *)req;
-    r->status     = status;
-    r->done       = 1;
-}
-
-static inline int gv__wreq_done(void *arg)
-{
-    return ((gv__wreq_t *)arg)->done;
-}
-
-static inline void gv__wreq_init(gv__wreq_t *r)
-{
-    r->req.cb  = gv__wreq_cb;
-    r->req.arg = NULL;
-    r->done    = 0;
-    r->status  = GV_OK;
-}
-
-static inline gv_status_t gv__wreq_wait(gv__wreq_t *r)
-{
-    gv_wait(gv__wreq_done, r);
-    return r->status;
-}
-
 typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
                               size_t len);
 /* A message sent with am_send_id(): its id, and its payload alone. The
