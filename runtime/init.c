@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-static void  *core_heap;     /* when the transport has none */
-static size_t core_heap_len;
+static void  *heap;     /* when the transport has none */
+static size_t heap_len;
 
 static void heap_alloc(gv_tl_t *tl, size_t len)
 {
@@ -24,16 +24,16 @@ static void heap_alloc(gv_tl_t *tl, size_t len)
         gv__rma_start(tl, tl->attr.heap_base, len);
         return;
     }
-    core_heap = mmap(NULL, len, PROT_READ | PROT_WRITE,
+    heap = mmap(NULL, len, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (core_heap == MAP_FAILED)
+    if (heap == MAP_FAILED)
         gv_fatal("mmap of the %zu-byte heap (GV_HEAP) failed: %m", len);
     /* Global memory is touched at random (delegates, GUPS): with 4 KiB
      * pages nearly every access misses the TLB. The kernel may refuse
      * (transparent huge pages off), which only costs that. */
-    (void)madvise(core_heap, len, MADV_HUGEPAGE);
-    core_heap_len = len;
-    gv__rma_start(tl, core_heap, len);
+    (void)madvise(heap, len, MADV_HUGEPAGE);
+    heap_len = len;
+    gv__rma_start(tl, heap, len);
 }
 
 gv_status_t gv_init(int *argc_p, char ***argv_p)
@@ -137,9 +137,9 @@ void gv_finalize(void)
     gv__ctx.tl      = NULL;
     gv__ctx.tl_name = NULL;
     gv__am_fini();
-    if (core_heap != NULL)
-        munmap(core_heap, core_heap_len);
-    core_heap = NULL;
+    if (heap != NULL)
+        munmap(heap, heap_len);
+    heap = NULL;
     gv__boot_fini(gv__ctx.boot);
     gv__ctx.boot        = NULL;
     gv__ctx.initialized = 0;

@@ -29,7 +29,7 @@
  * symmetric heap by (rank, byte offset). The transport allocates the heap
  * itself when it has GV_TL_CAP_RMA or GV_TL_CAP_ATOMIC64 (so that it can
  * live in shared memory or be registered) and reports its base in
- * attr.heap_base; otherwise the core allocates it. Operations to the own
+ * attr.heap_base; otherwise gv_init allocates it. Operations to the own
  * rank must work. They are non-blocking: issued ops complete at the latest
  * when a later flush() covering their destination completes; a fetched
  * result (get's buffer, *result_p) is valid only after that. A non-NULL req
@@ -86,7 +86,7 @@ typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
 typedef void (*gv_tl_recv_id_cb)(void *arg, int src, unsigned id,
                                  const void *data, size_t len);
 
-/* What the core asks of a transport at init. */
+/* What gv_init asks of a transport. */
 typedef struct gv_tl_params {
     gv_tl_recv_cb recv_cb;
     gv_tl_recv_id_cb recv_id_cb; /* for GV_TL_CAP_AM_ID */
