@@ -47,7 +47,7 @@ endif
 # Library sources: every .c in the layer folders, minus backends that are
 # switched off. Programs with a main() live in tools/, above every layer.
 TOOLS    := $(patsubst tools/%.c,%,$(wildcard tools/*.c))
-LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c)
+LIB_SRCS := $(wildcard core/*.c transports/*.c aggregator/*.c tasking/*.c dsm/*.c runtime/*.c)
 ifneq ($(UCX),1)
 LIB_SRCS := $(filter-out transports/ucx.c,$(LIB_SRCS))
 endif
@@ -129,7 +129,7 @@ QUIET_AR   = @printf '  AR    %s\n' $@;
 endif
 
 .PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
-        readme-check readme-table clean
+        readme-check readme-table clean layers
 all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO)
 tools: $(BINS)
@@ -216,6 +216,7 @@ $(BUILD)/tests/multirank/driver%: tests/multirank/driver%.c $(LIB_A)
 # transport. Criterion forks each test; the driver puts a time limit on each.
 test: all
 	@scripts/deps.sh --check
+	@$(MAKE) --no-print-directory layers
 	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
 	@rm -f $(BUILD)/test.log
 	@set -eo pipefail; for t in $(UNITS); do echo "== $$t"; \
@@ -229,6 +230,11 @@ test: all
 	    if ($$i == "Passing:") p += $$(i+1); if ($$i == "Failing:") f += $$(i+1); \
 	    if ($$i == "Crashing:") f += $$(i+1) } } \
 	  END { printf "tests: %d passed, %d failed\n", p, f }' $(BUILD)/test.log
+
+# Each folder uses only the layers below it: includes and calls
+# (scripts/layers.sh names the file and line, or object and symbol).
+layers: lib
+	@scripts/layers.sh $(BUILD)
 
 # The README's GV_* table is gvinfo -m's output: check it, or rewrite it.
 README_TABLE = sed -n '/^<!-- gvinfo -m/,/^<!-- end gvinfo -m/p' README.md | sed '1d;$$d'

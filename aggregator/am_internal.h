@@ -4,6 +4,7 @@
 #define GV_AGGREGATOR_AM_INTERNAL_H
 
 #include "transports/transport.h"
+#include "aggregator/progress.h"
 #include <grapevine/am.h>
 
 /* Before the transport opens: the receive callback to give it. */

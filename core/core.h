@@ -1,5 +1,6 @@
 /* Internal core API shared by every layer: the rank's context, memory,
- * time, the wait policy and job abort. SPDX-License-Identifier: BSD-3-Clause */
+ * time, job abort and the registry of progress callbacks.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_CORE_CORE_H
 #define GV_CORE_CORE_H
 
@@ -21,6 +22,7 @@ typedef struct gv_core {
     int             rank, size;
     struct gv_boot *boot;
     struct gv_tl   *tl;
+    const char     *tl_name;      /* the open transport's, or NULL */
 } gv_core_t;
 
 extern gv_core_t gv__ctx;
@@ -108,30 +110,31 @@ static inline uint64_t gv__timeout_ns(void)
 #define gv__cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-/* Wait policy for ranks that wait on something (barriers, ping-pong,
- * credits): call gv__wait_poll() in the loop with a state that
- * gv__wait_begin() initialised. It progresses; after GV_SPIN_US of fruitless
- * polling it blocks in the transport (or yields) between polls, so
- * oversubscribed ranks do not burn the core their peer needs. */
-typedef struct {
-    uint64_t start_ns;
-    unsigned idle_rounds;     /* empty polls since something happened */
-    unsigned blocked_rounds;  /* times we blocked or yielded since */
-    int      for_send;  /* waiting for send resources: never block in the
-                           transport, whose wait() watches arrivals only */
-} gv_waiter_t;
-void gv__wait_begin(gv_waiter_t *w);
-void gv__wait_begin_send(gv_waiter_t *w);
-/* Installed by the tasking layer: called when a wait finds nothing to do;
- * inside a user-level worker it yields to the rank's other workers and
- * returns 1, elsewhere it returns 0 and the wait polls or blocks. */
-extern int (*gv__wait_yield_hook)(void);
-void gv__wait_poll(gv_waiter_t *w);
-
-/* Hook the tasking layer installs so that the scheduler can run a periodic
- * task; the aggregator installs its own flush hook. Both are NULL-able. */
+/* The registry of progress callbacks (core/hooks.c): work a layer owes
+ * every poll (the scheduler's periodic task, the delegate batches). The
+ * progress engine (aggregator/progress.c) runs them after the transport's
+ * progress and the AM layer's; each returns the number of events it
+ * handled. Registered at init, cleared at finalize. */
 typedef unsigned (*gv_progress_hook_fn_t)(void);
+#define GV__MAX_PROGRESS_HOOKS 8
+typedef struct {
+    int                   n;
+    gv_progress_hook_fn_t fn[GV__MAX_PROGRESS_HOOKS];
+} gv__progress_hooks_t;
+extern gv__progress_hooks_t gv__progress_hooks;
 void gv__progress_hook_add(gv_progress_hook_fn_t fn);
+void gv__progress_hooks_clear(void);
+
+/* Run every registered callback: inline in the progress engine's poll. */
+static inline unsigned gv__progress_hooks_run(void)
+{
+    unsigned n = 0;
+    int      i;
+
+    for (i = 0; i < gv__progress_hooks.n; i++)
+        n += gv__progress_hooks.fn[i]();
+    return n;
+}
 
 /* Calls into the network library that may wait inside it for a peer
  * (MPI_Win_flush) or never return (a provider spinning in its progress).

@@ -38,6 +38,7 @@
  * different workers do not evict each other.
  */
 #include "tasking/task_internal.h"
+#include "aggregator/progress.h"
 #include <grapevine/am.h>
 
 #include <sched.h>

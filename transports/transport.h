@@ -29,7 +29,7 @@
  * symmetric heap by (rank, byte offset). The transport allocates the heap
  * itself when it has GV_TL_CAP_RMA or GV_TL_CAP_ATOMIC64 (so that it can
  * live in shared memory or be registered) and reports its base in
- * attr.heap_base; otherwise the core allocates it. Operations to the own
+ * attr.heap_base; otherwise gv_init allocates it. Operations to the own
  * rank must work. They are non-blocking: issued ops complete at the latest
  * when a later flush() covering their destination completes; a fetched
  * result (get's buffer, *result_p) is valid only after that. A non-NULL req
@@ -79,40 +79,6 @@ struct gv_req {
     void     *arg;
 };
 
-/* A request the caller waits for in place: gv__wreq_init, pass &r.req to
- * the transport, and on GV_INPROGRESS gv__wreq_wait (which progresses). */
-typedef struct {
-    gv_req_t    req;
-    int         done;
-    gv_status_t status;
-} gv__wreq_t;
-
-static inline void gv__wreq_cb(gv_req_t *req, gv_status_t status)
-{
-    gv__wreq_t *r = (gv__wreq_t *)req;
-    r->status     = status;
-    r->done       = 1;
-}
-
-static inline int gv__wreq_done(void *arg)
-{
-    return ((gv__wreq_t *)arg)->done;
-}
-
-static inline void gv__wreq_init(gv__wreq_t *r)
-{
-    r->req.cb  = gv__wreq_cb;
-    r->req.arg = NULL;
-    r->done    = 0;
-    r->status  = GV_OK;
-}
-
-static inline gv_status_t gv__wreq_wait(gv__wreq_t *r)
-{
-    gv_wait(gv__wreq_done, r);
-    return r->status;
-}
-
 typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
                               size_t len);
 /* A message sent with am_send_id(): its id, and its payload alone. The
@@ -120,7 +86,7 @@ typedef void (*gv_tl_recv_cb)(void *arg, int src, const void *data,
 typedef void (*gv_tl_recv_id_cb)(void *arg, int src, unsigned id,
                                  const void *data, size_t len);
 
-/* What the core asks of a transport at init. */
+/* What gv_init asks of a transport. */
 typedef struct gv_tl_params {
     gv_tl_recv_cb recv_cb;
     gv_tl_recv_id_cb recv_id_cb; /* for GV_TL_CAP_AM_ID */
