@@ -104,7 +104,9 @@ MRS      := $(MR_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 PRELOADS := $(if $(filter 1,$(UCX)),$(BUILD)/tests/multirank/preload_hang.so \
               $(BUILD)/tests/multirank/preload_forge_ucx.so)
 PRELOADS += $(if $(filter 1,$(MPI)),$(BUILD)/tests/multirank/preload_forge_mpi.so)
-DRIVER_SRCS := $(wildcard tests/multirank/driver*.c)
+# Criterion drivers of the multi-rank tests: one per suite, and one per
+# backend in its folder (tests/multirank/<backend>/driver_<backend>.c).
+DRIVER_SRCS := $(wildcard tests/multirank/driver*.c tests/multirank/*/driver*.c)
 DRIVERS  := $(DRIVER_SRCS:tests/multirank/%.c=$(BUILD)/tests/multirank/%)
 # C++ references (Boost.Context) for perf/, built when Boost is there.
 BOOST_CTX ?= $(shell test -e /usr/include/boost/context/continuation.hpp && echo 1 || echo 0)
@@ -208,28 +210,50 @@ $(BUILD)/tests/multirank/preload_forge_mpi.so: tests/multirank/preload_forge_mpi
 $(BUILD)/perf/%: perf/%.cpp
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CXX) -O2 -g -Wall -Wextra -o $@ $< -lboost_context
-$(BUILD)/tests/multirank/driver%: tests/multirank/driver%.c $(LIB_A)
+$(DRIVERS): $(BUILD)/tests/multirank/%: tests/multirank/%.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -DGV_BUILD_DIR='"$(BUILD)"' -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
 
-# The test command: unit tests, then every multi-rank test over every built
-# transport. Criterion forks each test; the driver puts a time limit on each.
+# The test commands. `make test` runs everything: the unit tests, then
+# every multi-rank driver over every built transport (Criterion forks each
+# test; the driver puts a time limit on each), then the install, README and
+# fuzz checks. `make test-unit` and `make test-multirank` run one part each.
+# TEST_ARGS goes to every Criterion binary (TEST_ARGS="--filter 'fault/*'").
+# Each ends with "tests: N passed, M failed", summed from its log,
+# $(BUILD)/<target>.log.
+.PHONY: test-unit test-multirank
+TEST_LOG = $(BUILD)/$@.log
+TEST_CRITERION = test "$(CRITERION)" = 1 || { echo "make $@: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
+TEST_UNITS = set -eo pipefail; for t in $(UNITS); do echo "== $$t"; \
+    $$t --jobs 2 $(TEST_ARGS) 2>&1 | tee -a $(TEST_LOG); done
+TEST_DRIVERS = set -eo pipefail; for d in $(DRIVERS) $(FWT_DRIVERS); do echo "== $$d"; \
+    $$d --jobs 1 $(TEST_ARGS) 2>&1 | tee -a $(TEST_LOG); done
+TEST_SUMMARY = awk '/Synthesis: Tested/ { for (i = 1; i <= NF; i++) { \
+      if ($$i == "Passing:") p += $$(i+1); if ($$i == "Failing:") f += $$(i+1); \
+      if ($$i == "Crashing:") f += $$(i+1) } } \
+    END { printf "tests: %d passed, %d failed\n", p, f }' $(TEST_LOG)
+
 test: all
 	@scripts/deps.sh --check
 	@$(MAKE) --no-print-directory layers
-	@test "$(CRITERION)" = 1 || { echo "make test: Criterion not found (apt-get install libcriterion-dev)"; exit 1; }
-	@rm -f $(BUILD)/test.log
-	@set -eo pipefail; for t in $(UNITS); do echo "== $$t"; \
-	  $$t --jobs 2 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
-	@set -eo pipefail; for d in $(DRIVERS) $(FWT_DRIVERS); do echo "== $$d"; \
-	  $$d --jobs 1 $(TEST_ARGS) 2>&1 | tee -a $(BUILD)/test.log; done
+	@$(TEST_CRITERION)
+	@rm -f $(TEST_LOG)
+	@$(TEST_UNITS)
+	@$(TEST_DRIVERS)
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory readme-check
 	@$(MAKE) --no-print-directory fuzz-run
-	@awk '/Synthesis: Tested/ { for (i = 1; i <= NF; i++) { \
-	    if ($$i == "Passing:") p += $$(i+1); if ($$i == "Failing:") f += $$(i+1); \
-	    if ($$i == "Crashing:") f += $$(i+1) } } \
-	  END { printf "tests: %d passed, %d failed\n", p, f }' $(BUILD)/test.log
+	@$(TEST_SUMMARY)
+test-unit: $(if $(filter 1,$(CRITERION)),$(UNITS))
+	@$(TEST_CRITERION)
+	@rm -f $(TEST_LOG)
+	@$(TEST_UNITS)
+	@$(TEST_SUMMARY)
+test-multirank: all
+	@$(TEST_CRITERION)
+	@rm -f $(TEST_LOG)
+	@$(TEST_DRIVERS)
+	@$(TEST_SUMMARY)
 
 # Each folder uses only the layers below it: includes and calls
 # (scripts/layers.sh names the file and line, or object and symbol).

@@ -13,8 +13,20 @@
 #include <unistd.h>
 
 /* Every transport configuration the multi-rank tests run over: the one
- * table a new backend adds its rows to. A row whose backend was not built
- * stays, with built 0, so that its tests say why they skip. */
+ * list a new backend adds its rows to, and the only one. Each row is
+ * (id, GV_TRANSPORT, the library's own variables, built, label); the id
+ * names the row's index in drv_tls[] (enum drv_tl), for the tests of one
+ * configuration. A row whose backend was not built stays, with built 0, so
+ * that its tests say why they skip. */
+#define DRV_TLS(X)                                                           \
+    X(DRV_TCP, "tcp", "", 1, "tcp")                                          \
+    X(DRV_SHM, "shm", "", 1, "shm")                                          \
+    X(DRV_UCX_SM, "ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm")           \
+    X(DRV_UCX_TCP, "ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp")        \
+    X(DRV_OFI_SHM, "ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm")         \
+    X(DRV_OFI_RXM, "ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI,          \
+      "ofi/tcp;ofi_rxm")
+
 typedef struct {
     const char *name;  /* GV_TRANSPORT */
     const char *env;   /* the library's own variables */
@@ -22,14 +34,14 @@ typedef struct {
     const char *label;
 } tl_cfg_t;
 
-static const tl_cfg_t drv_tls[] = {
-    {"tcp", "", 1, "tcp"},
-    {"shm", "", 1, "shm"},
-    {"ucx", "UCX_TLS=sm,self", GV_HAVE_UCX, "ucx/sm"},
-    {"ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX, "ucx/tcp"},
-    {"ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm"},
-    {"ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI, "ofi/tcp;ofi_rxm"},
-};
+#define DRV_TL_ID(_id, _name, _env, _built, _label) _id,
+enum drv_tl { DRV_TLS(DRV_TL_ID) };
+#undef DRV_TL_ID
+
+#define DRV_TL_ROW(_id, _name, _env, _built, _label) \
+    [_id] = {_name, _env, _built, _label},
+static const tl_cfg_t drv_tls[] = { DRV_TLS(DRV_TL_ROW) };
+#undef DRV_TL_ROW
 #define DRV_NTLS (sizeof(drv_tls) / sizeof(drv_tls[0]))
 
 /* The file's contents (at most its last MiB, for a runaway log), or NULL;

@@ -6,7 +6,7 @@
  * sends a small message to rank 1 from inside that wait: it lands in the
  * lone area while send_slow is about to open a batch to the same rank.
  * Rank 1 checks that every record arrives, once and in order. Run with
- * GV_AGG_BYTES=1024 GV_AGG_CREDITS=1 (driver_am).
+ * GV_AGG_BYTES=1024 GV_AGG_CREDITS=1 (driver_matrix).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 

@@ -56,7 +56,7 @@
  * strangers out, and a job's own ranks are trusted. Every receiver must
  * count exactly as many rejections as frames were forged to it, rank 0
  * none, and every real message must arrive once, in order and intact.
- * Each rejection is logged with its reason (driver_am greps them).
+ * Each rejection is logged with its reason (ofi/driver_ofi greps them).
  *
  * Not over shm: long and tlong. A message longer than the receive buffer
  * it lands in (a tagged buffer holds exactly the largest frame; a

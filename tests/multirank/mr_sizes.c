@@ -16,7 +16,7 @@
  * transport splits over shm (parts of at most 4080 body bytes, inject_size
  * 4096 less its header; the AM layer adds 8 to 16 bytes), up to its limit
  * of about 16 KiB and past it. Only unbatched (GV_AGGREGATE=0, as
- * driver_am runs it too) does each message leave in a frame of its own. */
+ * ofi/driver_ofi runs it too) does each message leave in a frame of its own. */
 static const size_t sizes[] = {0, 1, 3, 7, 8, 9, 63, 64, 65, 1000, 4095,
                                4096, 4097, 8100, 8160, 8192, 12000, 12240,
                                16320, 16384, 16400, 20000, 32768, 65535,

@@ -10,7 +10,7 @@
  * buffered to its rank, else behind what is), the rest with gv_am_send(),
  * and one in eight (taken from the tiny ones) is of 4-16 KiB: what
  * gv_am_send_now() hands a transport with am_send_id whole (ucx: format I
- * frames from its mid-size buffers, which driver_am forges copies of).
+ * frames from its mid-size buffers, which ucx/driver_ucx forges copies of).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
 

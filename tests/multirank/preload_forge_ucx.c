@@ -1,4 +1,4 @@
-/* Fault injection for driver_am's forged-frame tests: loaded with
+/* Fault injection for ucx/driver_ucx's forged-frame tests: loaded with
  * LD_PRELOAD in front of real UCX, it passes ucp_am_send_nbx() through,
  * and before every GV_TEST_FORGE_EVERY-th frame the ucx transport sends
  * without a UCX user header (its formats S and I, whose data starts with

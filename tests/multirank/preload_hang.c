@@ -1,4 +1,4 @@
-/* Fault injection for the monitor thread's test (driver_am,
+/* Fault injection for the monitor thread's test (ucx/driver_ucx,
  * fault/stuck_in_library_named): loaded with LD_PRELOAD in front of real
  * UCX, it passes ucp_worker_progress() through until the process has made
  * GV_TEST_HANG_AFTER calls; then the one process that creates the

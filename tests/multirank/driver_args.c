@@ -1,0 +1,146 @@
+/* Criterion driver of the launcher's (gvrun) and gvinfo's arguments and
+ * of what gvrun does with the program it is given: a bad argument is
+ * named, with what is accepted, and a non-zero exit; the values at the
+ * ends of each range still run. SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/driver_common.h"
+
+/* --timeout is parsed strictly, within a range whose nanoseconds fit 64
+ * bits: 18446744074 s once overflowed to half a second, and '' meant
+ * "never". */
+Test(args, gvrun_timeout_strict_and_bounded, .timeout = 60)
+{
+    static const char *bad[] = {"18446744074", "", " 5", "5s", "-1",
+                                "1000000001"};
+    const char *lines[3];
+    char        cmd[512], quoted[64];
+    double      t0;
+    size_t      i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun --timeout "
+                 "'%s' -n 2 sleep 3", GV_BUILD_DIR, bad[i]);
+        snprintf(quoted, sizeof(quoted), "--timeout '%s'", bad[i]);
+        lines[0] = quoted;
+        lines[1] = "from 0 (never) to 1000000000";
+        t0       = drv_now_s();
+        drv_expect_run(cmd, 2, lines, 2);
+        cr_expect(drv_now_s() - t0 < 2.0, "%s ran the job", cmd);
+    }
+    /* The largest accepted value runs the job to its end. */
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun --timeout "
+             "1000000000 -n 2 sleep 1", GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, NULL, 0);
+    /* A small one still stops the job, with 124. */
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun --timeout 1 "
+             "-n 2 sleep 20", GV_BUILD_DIR);
+    lines[0] = "the job ran longer than --timeout 1 s";
+    drv_expect_run(cmd, 124, lines, 1);
+}
+
+/* -n is range-checked before it becomes an int (4294967298 started 2
+ * ranks) and takes digits only. */
+Test(args, gvrun_np_strict, .timeout = 60)
+{
+    static const char *bad[] = {"4294967298", " 2", "", "0", "4097", "2x",
+                                "+2"};
+    const char *lines[2];
+    char        cmd[512], quoted[64];
+    size_t      i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n '%s' "
+                 "echo ran", GV_BUILD_DIR, bad[i]);
+        snprintf(quoted, sizeof(quoted), "-n '%s'", bad[i]);
+        lines[0] = quoted;
+        lines[1] = "from 1 to 4096";
+        drv_expect_run(cmd, 2, lines, 2);
+    }
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun --np 4096 "
+             "true", GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, NULL, 0);
+}
+
+/* A rank that exits 0 before it joins the bootstrap is named at once (the
+ * others waited GV_TIMEOUT_S, and the message did not say it had exited);
+ * programs that never call gv_init still run, as do ones that finalize. */
+Test(args, gvrun_rank_exits_0_before_bootstrap, .timeout = 90)
+{
+    const char *lines[1];
+    char        cmd[768];
+    double      t0;
+    int         n;
+
+    for (n = 2; n <= 3; n++) {
+        snprintf(cmd, sizeof(cmd), "env GV_TIMEOUT_S=30 timeout -k 5 60 "
+                 "%s/bin/gvrun -n %d sh -c 'if [ $(( $$ %% %d )) = 0 ]; "
+                 "then exit 0; else exec %s/examples/hello; fi'",
+                 GV_BUILD_DIR, n, n, GV_BUILD_DIR);
+        lines[0] = "exited with status 0 before it joined the job's "
+                   "bootstrap (gv_init), while";
+        t0       = drv_now_s();
+        drv_expect_run(cmd, 1, lines, 1);
+        cr_expect(drv_now_s() - t0 < 10.0, "%d ranks: took %.1f s to stop", n,
+                  drv_now_s() - t0);
+    }
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n 2 sh -c "
+             "'sleep 1; exit 0'", GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, NULL, 0);
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n 3 "
+             "%s/examples/hello", GV_BUILD_DIR, GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, NULL, 0);
+}
+
+/* A name without a '/' is looked up on PATH only: a file of that name in
+ * the current directory is not run, and the message says so (it said "No
+ * such file or directory" of a file that is there). */
+Test(args, gvrun_program_in_cwd_not_on_path, .timeout = 60)
+{
+    const char *lines[1];
+    char        cmd[768];
+
+    snprintf(cmd, sizeof(cmd), "env PATH=/usr/bin:/bin timeout -k 5 30 "
+             "%s/bin/gvrun -n 2 README.md", GV_BUILD_DIR);
+    lines[0] = "gvrun: cannot run README.md: not found in PATH; ./README.md "
+               "exists but is not an executable file";
+    drv_expect_run(cmd, 127, lines, 1);
+    snprintf(cmd, sizeof(cmd), "cd %s/examples && env PATH=/usr/bin:/bin "
+             "timeout -k 5 30 ../bin/gvrun -n 1 hello", GV_BUILD_DIR);
+    lines[0] = "gvrun: cannot run hello: not found in PATH; use ./hello";
+    drv_expect_run(cmd, 127, lines, 1);
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n 1 "
+             "./README.md", GV_BUILD_DIR);
+    lines[0] = "gvrun: cannot run ./README.md: permission denied";
+    drv_expect_run(cmd, 127, lines, 1);
+}
+
+/* gvinfo takes options only: anything else is named, with the usage, and
+ * exit 2 (it was ignored, exit 0); --help is the usage, exit 0. */
+Test(args, gvinfo_rejects_unknown_arguments, .timeout = 60)
+{
+    static const char *bad[][2] = {
+        {"extra", "gvinfo: unexpected argument 'extra'"},
+        {"-t junk", "gvinfo: unexpected argument 'junk'"},
+        {"-q", "gvinfo: unknown option '-q'"},
+        {"--bogus", "gvinfo: unknown option '--bogus'"},
+    };
+    const char *lines[2];
+    char        cmd[512];
+    size_t      i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "timeout 30 %s/bin/gvinfo %s",
+                 GV_BUILD_DIR, bad[i][0]);
+        lines[0] = bad[i][1];
+        lines[1] = "usage: gvinfo";
+        drv_expect_run(cmd, 2, lines, 2);
+    }
+    lines[0] = "usage: gvinfo";
+    snprintf(cmd, sizeof(cmd), "timeout 30 %s/bin/gvinfo --help",
+             GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, lines, 1);
+    snprintf(cmd, sizeof(cmd), "timeout 30 %s/bin/gvinfo -h", GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, lines, 1);
+    lines[0] = "grapevine ";
+    snprintf(cmd, sizeof(cmd), "timeout 30 %s/bin/gvinfo -v", GV_BUILD_DIR);
+    drv_expect_run(cmd, 0, lines, 1);
+}

@@ -1,0 +1,393 @@
+/* Criterion driver of the fault tests that hold for every transport: a
+ * rank or the launcher killed, a rank that stops taking messages or
+ * completing one-sided operations, bad transport names, selectors and
+ * values. Faults injected into one backend live in its folder
+ * (ucx/driver_ucx.c, ofi/driver_ofi.c, shm/driver_shm.c).
+ * SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/driver_common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+/* Entries named after one of the @a n (at most 4) processes @a pids
+ * ("<pid>:...", libfabric shm's regions). */
+static int pid_objects(const int *pids, int n, char names[][64], int max)
+{
+    char        pre[4][24];
+    const char *p[4];
+    int         i;
+
+    for (i = 0; (i < n) && (i < 4); i++) {
+        snprintf(pre[i], sizeof(pre[i]), "%d:", pids[i]);
+        p[i] = pre[i];
+    }
+    return drv_shm_named(p, i, names, max);
+}
+
+/* Kill rank @a victim of a 4-rank job, or the launcher itself when
+ * @a victim is -1; either way every process of the job must be gone within
+ * 3 s, with nothing left in /dev/shm, and a killed rank must be named. */
+static void kill_one_of_four(const tl_cfg_t *t, int victim)
+{
+    char   dir[] = "/tmp/gv-fault-XXXXXX", out_path[600], cmd[1024];
+    char   before[64][64], after[64][64], path[640], *out;
+    int    pids[4], i, nbefore, nafter, status = 0;
+    pid_t  job;
+    double t_kill, t_end = 0;
+    FILE  *f;
+
+    if (!t->built)
+        cr_skip_test("%s was not built", t->name);
+    cr_assert_not_null(mkdtemp(dir));
+    nbefore = drv_shm_objects(before, 64);
+    snprintf(out_path, sizeof(out_path), "%s/out", dir);
+    snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=%s %s "
+             "GV_WARN_UNUSED_ENV=0 %s/bin/gvrun -n 4 "
+             "%s/tests/multirank/mr_longrun %s > %s 2>&1", t->name, t->env,
+             GV_BUILD_DIR, GV_BUILD_DIR, dir, out_path);
+    job = fork();
+    cr_assert(job >= 0);
+    if (job == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait for all four ranks to be up and running. */
+    for (i = 0; i < 4; i++) {
+        double t0 = drv_now_s();
+        pids[i]   = 0;
+        snprintf(path, sizeof(path), "%s/rank.%d", dir, i);
+        while (drv_now_s() - t0 < 30) {
+            f = fopen(path, "r");
+            if ((f != NULL) && (fscanf(f, "%d", &pids[i]) == 1)) {
+                fclose(f);
+                break;
+            }
+            if (f != NULL)
+                fclose(f);
+            usleep(20000);
+        }
+        if (pids[i] == 0) {
+            kill(job, SIGKILL);
+            waitpid(job, NULL, 0);
+            cr_assert_fail("rank %d of the %s job never started", i, t->label);
+        }
+    }
+    usleep(300000);
+    t_kill = drv_now_s();
+    /* "exec env ... gvrun": the job's pid is gvrun's. */
+    kill((victim >= 0) ? pids[victim] : job, SIGKILL);
+    while (drv_now_s() - t_kill < 10) {
+        if (waitpid(job, &status, WNOHANG) == job) {
+            t_end = drv_now_s();
+            break;
+        }
+        usleep(5000);
+    }
+    if (victim < 0) { /* the ranks must follow their launcher */
+        while (drv_now_s() - t_kill < 3.0) {
+            for (i = 0; i < 4; i++)
+                if ((kill(pids[i], 0) == 0) || (errno != ESRCH))
+                    break;
+            if (i == 4)
+                break;
+            usleep(5000);
+        }
+    }
+    if (t_end == 0) {
+        kill(job, SIGKILL);
+        waitpid(job, &status, 0);
+    }
+    out = drv_slurp(out_path);
+    cr_assert(t_end != 0, "%s: gvrun still running 10 s after rank 2 was "
+              "killed; output:\n%s", t->label, out ? out : "");
+    if (victim >= 0) {
+        cr_expect(t_end - t_kill < 3.0, "%s: gvrun took %.2f s to stop the "
+                  "job", t->label, t_end - t_kill);
+        cr_expect(WIFEXITED(status) && (WEXITSTATUS(status) != 0),
+                  "%s: gvrun exit status %d after a rank was killed", t->label,
+                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        cr_expect(out && strstr(out, "rank 2 (pid") &&
+                      strstr(out, "signal 9"),
+                  "%s: gvrun's output does not name rank 2 and signal 9:\n%s",
+                  t->label, out ? out : "");
+    }
+    for (i = 0; i < 4; i++)
+        cr_expect(kill(pids[i], 0) != 0 && errno == ESRCH,
+                  "%s: rank %d (pid %d) is still alive %s", t->label, i,
+                  pids[i],
+                  (victim < 0) ? "3 s after gvrun was killed" : "");
+    nafter = drv_shm_objects(after, 64);
+    cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
+              "/dev/shm (first: %s)", t->label, nafter - nbefore,
+              nafter ? after[nafter - 1] : "");
+    nafter = pid_objects(pids, 4, after, 64);
+    cr_expect(nafter == 0, "%s: %d objects named after the job's processes "
+              "left in /dev/shm (first: %s)", t->label, nafter,
+              (nafter > 0) ? after[0] : "");
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", dir);
+}
+
+Test(fault, kill9_one_of_four_tcp, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_TCP], 2);
+}
+
+Test(fault, kill9_one_of_four_shm, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_SHM], 2);
+}
+
+Test(fault, kill9_one_of_four_ucx, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_UCX_SM], 2);
+}
+
+Test(fault, kill9_one_of_four_ofi, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_OFI_RXM], 2);
+}
+
+/* libfabric's shm provider keeps a region file per rank in /dev/shm; the
+ * killed rank's must not stay behind either. */
+Test(fault, kill9_one_of_four_ofi_shm, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_OFI_SHM], 2);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_TCP], -1);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
+{
+    kill_one_of_four(&drv_tls[DRV_SHM], -1);
+}
+
+/* Over every transport configuration (drv_tls[]), and with senders that
+ * are tasks, which hand the core to each other while they wait (over
+ * shm). */
+typedef struct {
+    int  tl;
+    char args[16];
+} stuck_case_t;
+
+ParameterizedTestParameters(fault, stuck_receiver_named)
+{
+    static stuck_case_t cases[DRV_NTLS + 1];
+    size_t              k;
+
+    for (k = 0; k < DRV_NTLS; k++)
+        cases[k].tl = (int)k;
+    cases[DRV_NTLS].tl = DRV_SHM;
+    snprintf(cases[DRV_NTLS].args, sizeof(cases[DRV_NTLS].args), "--tasks");
+    return cr_make_param_array(stuck_case_t, cases, DRV_NTLS + 1);
+}
+
+ParameterizedTest(stuck_case_t *c, fault, stuck_receiver_named, .timeout = 60)
+{
+    drv_expect_stuck_named(&drv_tls[c->tl], "mr_stuck", c->args, NULL, 0);
+}
+
+/* A one-sided operation waiting for a stopped target is named too, over
+ * the transports whose atomics need the target's progress (over shm and
+ * ucx/sm they complete without it; over mpi the wait is inside
+ * MPI_Win_flush, where the monitor thread names it: driver_mpirun). */
+static void stuck_target_named(enum drv_tl tl, const char *args)
+{
+    drv_expect_stuck_named(&drv_tls[tl], "mr_stuck_amo", args,
+                       "one-sided operations waiting to complete: 1", 1);
+}
+
+Test(fault, stuck_target_named_ucx_tcp, .timeout = 60)
+{
+    stuck_target_named(DRV_UCX_TCP, "");
+}
+
+Test(fault, stuck_target_named_ofi_shm, .timeout = 60)
+{
+    stuck_target_named(DRV_OFI_SHM, "");
+}
+
+Test(fault, stuck_target_named_ofi_rxm, .timeout = 60)
+{
+    stuck_target_named(DRV_OFI_RXM, "");
+}
+
+/* The same adds issued without waiting and completed by a flush to every
+ * rank: one flush per rank with operations pending, so the rank that
+ * never completes its part is named (a whole flush does not say which). */
+Test(fault, stuck_flush_all_named_ucx_tcp, .timeout = 60)
+{
+    stuck_target_named(DRV_UCX_TCP, "--flush-all");
+}
+
+Test(fault, stuck_flush_all_named_ofi_rxm, .timeout = 60)
+{
+    stuck_target_named(DRV_OFI_RXM, "--flush-all");
+}
+
+/* Every rank aborts at once and is gone before gvrun's short wait for a
+ * rank's death to explain the abort: the job still exits with the
+ * abort's code and one line saying so (it once exited 0). */
+Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+{
+    char cmd[512], *out = NULL;
+    int  rc, i;
+
+    for (i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm timeout -k 5 30 "
+                 "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --all-abort",
+                 GV_BUILD_DIR, GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        cr_expect_eq(rc, 5, "exit %d, expected 5:\n%s", rc, out ? out : "");
+        cr_expect(out && strstr(out, "the job (code 5): mr_die: rank"),
+                  "no line reports the abort:\n%s", out ? out : "");
+        free(out);
+        out = NULL;
+    }
+}
+
+Test(fault, bogus_transport_lists_available, .timeout = 60)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=bogus timeout 30 "
+             "%s/bin/gvrun -n 2 %s/tests/multirank/mr_alltoall",
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d", rc);
+    cr_expect(out && strstr(out, "transport 'bogus' (GV_TRANSPORT) is not "
+                                 "available; built in: self,"),
+              "unexpected output:\n%s", out ? out : "");
+    cr_expect(out && strstr(out, "tcp"), "tcp not listed:\n%s", out);
+    free(out);
+}
+
+/* GV_AMO=native over a transport without remote atomics: gv_init
+ * refuses, naming the transport and what it lacks, and the job fails. It
+ * once ran with every delegate failing: charcount printed "0 of 1000000
+ * characters counted" and exited 0. */
+Test(fault, native_amo_refused_without_atomics, .timeout = 60)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=tcp GV_AMO=native timeout "
+             "30 %s/bin/gvrun -n 2 %s/examples/charcount", GV_BUILD_DIR,
+             GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out ? out : "");
+    cr_expect(out && strstr(out, "GV_AMO=native, but transport tcp has no "
+                                 "native remote atomics"),
+              "no line names GV_AMO, the transport and what it lacks:\n%s",
+              out ? out : "");
+    cr_expect(out && !strstr(out, "characters counted"),
+              "the program ran:\n%s", out ? out : "");
+    free(out);
+}
+
+/* A GV_HEAP larger than the node's memory, over the transports that
+ * back the heap with shared memory: refused at start, naming GV_HEAP.
+ * UCX once allocated it page by page in /dev/shm until the node's memory
+ * ran out, and left the file behind. Under ulimit -v
+ * and -f (64 MiB files), so that a regression fails the allocation, or
+ * stops the rank with SIGXFSZ, instead of filling the node's memory (it
+ * may still leave two 64 MiB files in /dev/shm then). */
+static void huge_heap_refused(const char *tl)
+{
+    char *out = NULL;
+    char  cmd[512];
+    int   rc;
+
+    if ((strcmp(tl, "ucx") == 0) && !GV_HAVE_UCX)
+        cr_skip_test("ucx was not built");
+    snprintf(cmd, sizeof(cmd), "ulimit -v 8000000; ulimit -f 131072; "
+             "env GV_TRANSPORT=%s GV_HEAP=1t timeout 30 %s/bin/gvrun -n 2 "
+             "%s/examples/hello", tl, GV_BUILD_DIR, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_expect(rc != 0 && rc != 124, "exit %d:\n%s", rc, out ? out : "");
+    cr_expect(out && strstr(out, "GiB") && strstr(out, "lower GV_HEAP"),
+              "no line says the heap does not fit and names GV_HEAP:\n%s",
+              out ? out : "");
+    free(out);
+}
+
+Test(fault, huge_heap_refused_ucx, .timeout = 60)
+{
+    huge_heap_refused("ucx");
+}
+
+Test(fault, huge_heap_refused_shm, .timeout = 60)
+{
+    huge_heap_refused("shm");
+}
+
+/* A transport's own selector that matches nothing here: the error says
+ * what there is to choose from. */
+Test(fault, bad_selector_lists_choices, .timeout = 60)
+{
+    static const char *bad[][3] = {
+        {"GV_TRANSPORT=tcp GV_TCP_IFACE=bogus0",
+         "GV_TCP_IFACE names 'bogus0', but there is no such network "
+         "interface here; there are: ", "lo"},
+        {"GV_TRANSPORT=ofi GV_OFI_PROVIDER=bogus",
+         "no libfabric provider named 'bogus' (GV_OFI_PROVIDER)",
+         "providers that offer one: "},
+        {"GV_TRANSPORT=ofi FI_PROVIDER=bogus",
+         "providers that offer one: none", "FI_PROVIDER='bogus' hides"},
+        {"GV_TRANSPORT=self", "self: serves a job of one rank; this one "
+         "has 2", "choose another GV_TRANSPORT"},
+    };
+    char   cmd[512];
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if ((strstr(bad[i][0], "=ofi") != NULL) && !GV_HAVE_OFI)
+            continue;
+        snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", bad[i][0], GV_BUILD_DIR, GV_BUILD_DIR);
+        drv_expect_run(cmd, 1, &bad[i][1], 2);
+    }
+}
+
+/* The conformance programs skip (77) only where gv_init refuses
+ * GV_AMO=native: a transport that does not start is a failure, or the
+ * whole table would skip the day a transport broke (review of 3c2eeac). */
+Test(fault, transport_failure_is_not_a_skip, .timeout = 60)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=self timeout 30 %s/bin/gvrun "
+             "-n 2 %s/tests/multirank/mr_barrier", GV_BUILD_DIR, GV_BUILD_DIR);
+    drv_expect_run(cmd, 1, NULL, 0); /* 1: a failure, not a skip (77) */
+}
+
+Test(fault, bad_value_names_variable, .timeout = 60)
+{
+    static const char *bad[][3] = {
+        {"GV_AGG_BYTES=-3", "GV_AGG_BYTES='-3'", "k, m, g suffix"},
+        {"GV_LOG=loud", "GV_LOG='loud'", "error|warn|info|debug|trace"},
+        {"GV_BIND=sometimes", "GV_BIND='sometimes'", "core|none"},
+        {"GV_SPIN_US=1e3", "GV_SPIN_US='1e3'", "whole number"},
+        {"GV_BLOCK=16385", "GV_BLOCK='16385' is not a power of two",
+         "8 to 1048576"},
+    };
+    char   cmd[512];
+    size_t i;
+
+    /* Each message names the variable, the value and what is accepted. */
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env %s timeout 30 %s/bin/gvrun -n 2 "
+                 "%s/tests/multirank/mr_alltoall", bad[i][0], GV_BUILD_DIR,
+                 GV_BUILD_DIR);
+        drv_expect_run(cmd, 1, &bad[i][1], 2);
+    }
+}
