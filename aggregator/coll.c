@@ -21,6 +21,7 @@
 
 #define SEG      (64u * 1024u) /* bytes of data in one message at most */
 #define PIPE_MIN (64u * 1024u) /* broadcasts from here go down a chain */
+#define NOW_MAX  1024u         /* data bytes sent with gv_am_send_now() */
 #define NSTEPS   34            /* rounds + fold steps, for any team size */
 
 enum { K_BARRIER = 1, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
@@ -61,8 +62,6 @@ struct gv_coll_req {
     step_t         st[NSTEPS];
 };
 
-static uint8_t *scratch;       /* one message being built */
-
 /* ---- helpers ---------------------------------------------------------- */
 
 static int ilog2(unsigned v)
@@ -97,17 +96,36 @@ static void send_data(gv_coll_req_t *req, int dst, int step,
     h.total = step_total;
     do {
         size_t      n = (total - off < SEG) ? total - off : SEG;
+        int         dw = req->team->world[dst];
         gv_status_t status;
 
         h.off = base + off;
-        memcpy(scratch, &h, sizeof(h));
-        if (n > 0)
-            memcpy(scratch + sizeof(h), data + off, n);
-        status = gv_am_send_now(req->team->world[dst], gv__team_am_id(),
-                                scratch, sizeof(h) + n);
+        /* A small message goes out at once from the stack (the transport
+         * copies it). A larger one is built in its own buffer, as a send
+         * may progress, and so run handlers that send too, before it
+         * returns; gv_am_send() copies it and gv_flush() ships it
+         * (gv_am_send_now() may keep sending from the buffer when called
+         * from a handler). */
+        if (n <= NOW_MAX) {
+            uint8_t m[sizeof(h) + NOW_MAX];
+
+            memcpy(m, &h, sizeof(h));
+            if (n > 0)
+                memcpy(m + sizeof(h), data + off, n);
+            status = gv_am_send_now(dw, gv__team_am_id(), m, sizeof(h) + n);
+        } else {
+            uint8_t *m = gv_malloc(sizeof(h) + n);
+
+            memcpy(m, &h, sizeof(h));
+            memcpy(m + sizeof(h), data + off, n);
+            status = gv_am_send(dw, gv__team_am_id(), m, sizeof(h) + n);
+            gv_free(m);
+            if (status == GV_OK)
+                gv_flush();
+        }
         if (status != GV_OK) {
-            gv_error("collective: cannot send to rank %d: %s",
-                     req->team->world[dst], gv_status_str(status));
+            gv_error("collective: cannot send to rank %d: %s", dw,
+                     gv_status_str(status));
             fail(req, status);
             return;
         }
@@ -475,8 +493,6 @@ static gv_coll_req_t *req_new(gv_team_t *team, uint8_t kind)
 {
     gv_coll_req_t *req = gv_calloc(1, sizeof(*req));
 
-    if (scratch == NULL)
-        scratch = gv_malloc(sizeof(coll_hdr_t) + SEG);
     req->team = team;
     req->kind = kind;
     return req;
@@ -856,8 +872,3 @@ gv_status_t gv_team_alltoallv(gv_team_t *team, const void *send,
                                      recv_lens, recv_offs, &req), &req);
 }
 
-void gv__tcoll_fini(void)
-{
-    gv_free(scratch);
-    scratch = NULL;
-}

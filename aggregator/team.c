@@ -224,7 +224,6 @@ void gv__team_fini(void)
     gv_free(T.by_id);
     gv_free(T.node_of);
     memset(&T, 0, sizeof(T));
-    gv__tcoll_fini();
 }
 
 gv_team_t *gv_team_world(void)

@@ -50,7 +50,5 @@ gv_coll_req_t *gv__tcoll_find(gv_team_t *team, uint32_t seq);
 /* A message for @a req from team rank @a src. */
 void gv__tcoll_deliver(gv_coll_req_t *req, int src, const coll_hdr_t *h,
                        const uint8_t *data, size_t len);
-/* Release what the collectives keep between calls (gv__team_fini). */
-void gv__tcoll_fini(void);
 
 #endif
