@@ -58,6 +58,7 @@ struct gv_coll_req {
     uint8_t       *acc;        /* reduce's accumulator: recv on the root */
     uint8_t       *acc_own;    /* elsewhere this copy of send */
     int            started;
+    int            busy, again; /* in advance(); asked to look again */
     int            nchild;     /* reduce: children combined so far */
     step_t         st[NSTEPS];
 };
@@ -383,21 +384,32 @@ static void adv_exchange(gv_coll_req_t *req)
         complete(req);
 }
 
+/* Run the request's state machine. A send inside it may progress, and so
+ * deliver more messages of this request: that nested call only asks the
+ * running one to look again (the running one may be sending from the
+ * buffer the nested one would combine into). */
 static void advance(gv_coll_req_t *req)
 {
     if (req->done)
         return;
-    if (req->status != GV_OK) {
-        complete(req);
+    if (req->busy) {
+        req->again = 1;
         return;
     }
-    switch (req->kind) {
-    case K_BARRIER:   adv_barrier(req);   break;
-    case K_BCAST:     adv_bcast(req);     break;
-    case K_REDUCE:    adv_reduce(req);    break;
-    case K_ALLREDUCE: adv_allreduce(req); break;
-    default:          adv_exchange(req);  break;
-    }
+    req->busy = 1;
+    do {
+        req->again = 0;
+        if (req->status != GV_OK)
+            break;
+        switch (req->kind) {
+        case K_BARRIER:   adv_barrier(req);   break;
+        case K_BCAST:     adv_bcast(req);     break;
+        case K_REDUCE:    adv_reduce(req);    break;
+        case K_ALLREDUCE: adv_allreduce(req); break;
+        default:          adv_exchange(req);  break;
+        }
+    } while (req->again && !req->done);
+    req->busy = 0;
     if ((req->status != GV_OK) && !req->done)
         complete(req);
 }
