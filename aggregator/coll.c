@@ -18,6 +18,7 @@
  * - all-gather, all-to-all(v): every member sends each block directly.
  */
 #include "aggregator/team_internal.h"
+#include "aggregator/progress.h"
 
 #define SEG      (64u * 1024u) /* bytes of data in one message at most */
 #define PIPE_MIN (64u * 1024u) /* broadcasts from here go down a chain */
