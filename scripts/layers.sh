@@ -83,7 +83,9 @@ done < <(for l in $LAYERS; do [ -d "$l" ] && grep -n -E 'getenv\("GV_' -r "$l" -
          grep -v '^core/env\.c:' | cut -d: -f1,2)
 
 # 3. Calls, from the objects.
-objs=$(for l in $LAYERS; do [ -d "$BUILD/obj/$l" ] && find "$BUILD/obj/$l" -name '*.o'; done | sort || true)
+# Objects of sources that still exist: a removed file's object may linger.
+objs=$(for l in $LAYERS; do [ -d "$BUILD/obj/$l" ] && find "$BUILD/obj/$l" -name '*.o'; done | sort |
+       while read -r o; do r=${o#"$BUILD"/obj/}; r=${r%.o}; [ -e "$r.c" ] || [ -e "$r.S" ] && echo "$o"; done || true)
 if [ -z "$objs" ]; then
     echo "layers: no objects under $BUILD/obj: calls not checked (make lib first)"
 else
