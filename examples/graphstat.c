@@ -89,7 +89,18 @@ static int parse_args(int argc, char **argv)
             return 1;
         }
         if (takes && (val == NULL)) {
-            say("graphstat: %s needs a value\n%s", o, usage);
+            static const char *with_value[] = {
+                "--kron", "--input", "--text", "--mtx", "--edgefactor",
+                "--seed", "--weights", "--nverts", "--placement", "--write"};
+            size_t k;
+
+            for (k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+                if (!strcmp(o, with_value[k]))
+                    break;
+            if (k == sizeof(with_value) / sizeof(with_value[0]))
+                say("graphstat: unknown option '%s'\n%s", o, usage);
+            else
+                say("graphstat: %s needs a value\n%s", o, usage);
             return -1;
         }
         if (!strcmp(o, "--kron")) {
