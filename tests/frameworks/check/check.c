@@ -693,6 +693,8 @@ int chk_graph500_validate(const chk_edges_t *el, int64_t root,
                       "neither -1 nor a vertex", (long long)v, (long long)parent[v]);
             break;
         }
+        if (depth[v] != -2)
+            continue;
         /* Check 1: walk up to a vertex of known depth; more than n steps
          * means a cycle. */
         while (depth[u] == -2) {
