@@ -468,6 +468,16 @@ static void grb_check_all(const rgraph_t *g, int64_t isolated)
                   out);
         free(val);
         free(out);
+
+        /* SSSP without weights: every edge weighs 1. */
+        out = grb_run(g, "sssp", threads, "");
+        val = read_file(path, (size_t)n * sizeof(double));
+        el.w = NULL;
+        cr_expect_eq(chk_check_sssp(&el, root, val, msg, sizeof(msg)), 0, "unweighted: %s",
+                     msg);
+        el.w = g->w;
+        free(val);
+        free(out);
     }
 }
 
