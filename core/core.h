@@ -110,8 +110,8 @@ static inline uint64_t gv__timeout_ns(void)
 #define gv__cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-/* The registry of progress callbacks (core/hooks.c): work a layer owes
- * every poll (the scheduler's periodic task, the delegate batches). The
+/* The registry of progress callbacks (core/hooks.c): work a layer above
+ * owes every poll (the DSM's batched delegate adds, dsm/delegate.c). The
  * progress engine (aggregator/progress.c) runs them after the transport's
  * progress and the AM layer's; each returns the number of events it
  * handled. Registered at init, cleared at finalize. */

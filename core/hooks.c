@@ -1,8 +1,7 @@
 /* The registry of progress callbacks: layers register the work they owe
- * every poll (the scheduler's timers, the delegate batches), and the
- * progress engine (aggregator/progress.c) runs them with
- * gv__progress_hooks_run(). The core names no layer above it.
- * SPDX-License-Identifier: BSD-3-Clause */
+ * every poll (the DSM's batched delegate adds), and the progress engine
+ * (aggregator/progress.c) runs them with gv__progress_hooks_run(). The
+ * core names no layer above it. SPDX-License-Identifier: BSD-3-Clause */
 #include "core/core.h"
 
 gv__progress_hooks_t gv__progress_hooks;
