@@ -59,10 +59,9 @@ int (*gv__wait_yield_hook)(void);
  * GV_SPIN_US, or 2 us when ranks outnumber this node's cores and the user
  * did not choose, because then a polling rank takes the core its peer
  * needs. GV_SPIN_US's default (core/env.def), 250 us, outlasts a 1 MiB
- * transfer over a loopback or 10G network: a rank that blocked halfway
- * through one pays a wake-up (60-80 us in this VM) per message, which
- * measured 0.75x of fi_pingpong's bandwidth over tcp;ofi_rxm with 50 us
- * and 0.94-1.02x with 250 us. */
+ * transfer over a loopback or 10G network, so a rank does not pay a
+ * wake-up per message halfway through one (50 us cost a quarter of the
+ * bandwidth over tcp;ofi_rxm: perf/notes/pingpong-path.md). */
 static uint64_t wait_spin_ns;
 
 void gv__wait_init(const gv_boot_t *boot)
@@ -93,10 +92,9 @@ void gv__wait_begin_send(gv_waiter_t *w)
 
 /* A nap of a wait that has found nothing for a while, where the transport
  * cannot wake it: 50 us, doubling every 64 naps up to 800 us (after about
- * 50 ms of nothing). Where a poll itself costs tens of microseconds
- * (rxm's sockets without a wait object), 50-us naps kept an idle rank at
- * a quarter to a half of a core on a loaded host (mr_idle over
- * tcp;ofi_rxm); a rank idle that long can take the longer wake-up. A
+ * 50 ms of nothing), so that where a poll itself costs tens of
+ * microseconds (rxm's sockets without a wait object) an idle rank stays
+ * off the core; a rank idle that long can take the longer wake-up. A
  * wait for send space keeps 50 us: the peer drains at its own pace. */
 static unsigned wait_nap_us(unsigned blocked_rounds)
 {
@@ -154,17 +152,16 @@ static inline void wait_poll_rest(gv_waiter_t *w, unsigned n)
         return;
     /* Read the clock only every 32 empty polls: a reply that lands while
      * we read it is seen that much later. The first WAIT_HOT_POLLS empty
-     * polls do not pause either, as UCX and Open MPI poll: a pause there
-     * (tens of cycles on AMD) made the 8-byte ping-pong 20-25 ns slower
-     * over ucx/sm and mpi/vader. A wait for send resources (the peer
-     * must drain first), or one that lasts longer (a barrier), pauses
-     * between polls: spinning flat out there took a fifth off GUPS over
-     * ofi/shm, whose queues the other side is writing. Past GV_SPIN_US
-     * the wait yields or blocks; an idle wait (not one for send space) from
-     * then on after every empty poll: where a poll costs microseconds
-     * (rxm's sockets without a wait object), 31 more of them between naps
-     * kept an idle rank at a third of a core. A wait for send space keeps
-     * polling between naps, as the peer drains it at its own pace. */
+     * polls do not pause either, as UCX and Open MPI poll (a pause cost
+     * 20-25 ns of an 8-byte hop over ucx/sm). A wait for send resources
+     * (the peer must drain first), or one that lasts longer (a barrier),
+     * pauses between polls, so as not to fight the other side for the
+     * queues it is writing. Past GV_SPIN_US the wait yields or blocks; an
+     * idle wait (not one for send space) from then on after every empty
+     * poll, since where a poll costs microseconds (rxm's sockets without a
+     * wait object) polls between naps keep a rank on the core. A wait for
+     * send space keeps polling between naps, as the peer drains it at its
+     * own pace. Measurements: perf/notes/pingpong-path.md. */
     if (((w->blocked_rounds == 0) || w->for_send) &&
         ((++w->idle_rounds & 31) != 0)) {
         if (w->for_send || (w->idle_rounds > WAIT_HOT_POLLS))
