@@ -173,7 +173,10 @@ static void run(void *arg)
 
     MR_OK(gv_array_create(o.n, 8, d, o.block, &arr));
     MR_OK(gv_array_create(o.n, 24, d, o.block, &wide));
-    MR_OK(gv_gce_create(&gce));
+    /* One event for all ranks: rank 0 makes it, everyone learns it. */
+    if (gv_rank() == 0)
+        MR_OK(gv_gce_create(&gce));
+    MR_OK(gv_broadcast(0, &gce, sizeof(gce)));
     replay();
     MR_OK(gv_parallel_for(0, per, 1, worker, NULL));
     MR_OK(gv_gce_wait(&gce));
@@ -259,7 +262,8 @@ static void run(void *arg)
     MR_OK(gv_parallel_for(0, per, 1, bulk_read, NULL));
     gv_coll_barrier();
 
-    gv_gce_destroy(&gce);
+    if (gv_rank() == 0)
+        gv_gce_destroy(&gce);
     gv_array_destroy(wide);
     gv_array_destroy(arr);
     if (gv_rank() == 0)
