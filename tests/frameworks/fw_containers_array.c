@@ -163,6 +163,21 @@ static void bulk_read(int64_t wi, void *arg)
                      (long long)buf[3 * j + t]);
 }
 
+/* -H: an array larger than the global heap is GV_ERR_NO_MEMORY on every
+ * rank, and the runtime's error names GV_HEAP (the driver checks). */
+static void run_too_big(void *arg)
+{
+    gv_array_t *big = NULL;
+    gv_status_t st  = gv_array_create((int64_t)1 << 40, 8, GV_DIST_BLOCK, 0,
+                                      &big);
+
+    MR_CHECK(st == GV_ERR_NO_MEMORY, "a 8 TiB array: %s", gv_status_str(st));
+    MR_OK(gv_array_create(1000, 8, GV_DIST_BLOCK, 0, &big));
+    gv_array_destroy(big);
+    if (gv_rank() == 0)
+        printf("ok: an array beyond the heap was refused\n");
+}
+
 static void run(void *arg)
 {
     gv_dist_t d   = o.cyclic ? GV_DIST_CYCLIC : GV_DIST_BLOCK;
@@ -273,10 +288,11 @@ static void run(void *arg)
 
 int main(int argc, char **argv)
 {
-    int c;
+    int c, too_big = 0;
 
-    while ((c = getopt(argc, argv, "cb:N:w:n:")) != -1) {
+    while ((c = getopt(argc, argv, "cb:N:w:n:H")) != -1) {
         switch (c) {
+        case 'H': too_big = 1; break;
         case 'c': o.cyclic = 1; break;
         case 'b': o.block = strtoll(optarg, NULL, 0); break;
         case 'N': o.n = strtoll(optarg, NULL, 0); break;
@@ -284,7 +300,7 @@ int main(int argc, char **argv)
         case 'n': o.ops = strtoll(optarg, NULL, 0); break;
         default:
             fprintf(stderr, "usage: fw_containers_array [-c] [-b block] "
-                    "[-N elements >= 8] [-w workers] [-n ops]\n");
+                    "[-N elements >= 8] [-w workers] [-n ops] [-H]\n");
             return 2;
         }
     }
@@ -293,6 +309,11 @@ int main(int argc, char **argv)
         return 2;
     }
     mr_init(&argc, &argv);
+    if (too_big) {
+        MR_OK(gv_run_all(run_too_big, NULL, 0));
+        gv_finalize();
+        return 0;
+    }
     o.workers = (o.workers / gv_nranks()) * gv_nranks();
     MR_CHECK(o.workers * 64 >= o.n, "too few workers (%lld) to write %lld "
              "records in stripes of 64", (long long)o.workers,
