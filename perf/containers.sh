@@ -4,11 +4,15 @@
 # perf/gups --mode agg take turns on 2 ranks, ROUNDS times; prints each
 # launch's rates, then the median rate of each operation and its median
 # ratio to the GUPS agg rate of the same round.
+# GUPS agg runs with a table of 2^n words per rank (8 * 2^n bytes), the
+# containers with 2^(n-2) keys per rank, whose hash table (2^(n-1) slots
+# of 24 bytes at most half full) takes 12 * 2^n bytes: tables of about the
+# same size, since both rates are bound by misses into them.
 # Usage: perf/containers.sh [--rounds N] [--log2 n] [--transports "shm tcp"]
 # SPDX-License-Identifier: BSD-3-Clause
 set -u
 B=${B:-build}
-ROUNDS=5 LOG2=20 TLS="shm tcp"
+ROUNDS=5 LOG2=22 TLS="shm tcp"
 usage() {
     echo "usage: perf/containers.sh [--rounds N] [--log2 n] [--transports LIST]" >&2
     exit 2
@@ -22,7 +26,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $ROUNDS in '' | *[!0-9]* | 0) echo "containers.sh: --rounds wants a positive integer, got '$ROUNDS'" >&2; exit 2 ;; esac
-case $LOG2 in '' | *[!0-9]*) echo "containers.sh: --log2 wants an integer, got '$LOG2'" >&2; exit 2 ;; esac
+case $LOG2 in '' | *[!0-9]*) echo "containers.sh: --log2 wants an integer 14..30, got '$LOG2'" >&2; exit 2 ;; esac
+[ "$LOG2" -ge 14 ] && [ "$LOG2" -le 30 ] || { echo "containers.sh: --log2 wants 14..30, got $LOG2" >&2; exit 2; }
 for p in "$B/bin/gvrun" "$B/perf/gups" "$B/perf/containers"; do
     [ -x "$p" ] || { echo "containers.sh: $p is not built (make $p)" >&2; exit 2; }
 done
@@ -38,7 +43,7 @@ for tl in $TLS; do
         g=$(GV_TRANSPORT=$tl timeout 300 "$B/bin/gvrun" -n 2 "$B/perf/gups" \
               --mode agg --log2 "$LOG2" 2>/dev/null | grep '^gups ')
         c=$(GV_TRANSPORT=$tl timeout 300 "$B/bin/gvrun" -n 2 "$B/perf/containers" \
-              --log2 "$LOG2" 2>/dev/null | grep '^containers ')
+              --log2 $((LOG2 - 2)) 2>/dev/null | grep '^containers ')
         gm=$(field mups "$g")
         if [ -z "$gm" ] || [ "$(grep -c mups <<<"$c")" -ne 4 ] ||
            [ "$(field errors "$g")" != 0 ]; then

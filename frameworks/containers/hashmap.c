@@ -92,10 +92,14 @@ static void table_alloc(gv_hashmap_t *m, table_t *t, uint64_t cap)
     if (bytes >= BIG_TABLE) {
         t->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (t->slots == MAP_FAILED)
+        if (t->slots == MAP_FAILED) {
             t->slots = NULL;
-        else
+        } else {
             (void)madvise(t->slots, bytes, MADV_HUGEPAGE);
+            /* Fault the pages in now, in large pages where the kernel has
+             * them, rather than one by one under the first inserts. */
+            memset(t->slots, 0, bytes);
+        }
     } else {
         t->slots = calloc(cap, m->stride);
     }
