@@ -9,7 +9,9 @@
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Every rank makes 2^n operations; keys are splitmix64 of (rank, i), so
- * they are distinct and spread evenly over the homes. Rates count every
+ * they are distinct and spread evenly over the homes. Asynchronous
+ * operations are issued from one flow per rank that progresses every 256
+ * operations, as perf/gups does; lookups are blocking, from many workers. Rates count every
  * rank's operations over the wall time rank 0 measures from a barrier to
  * the end of the phase (the event's wait, which covers every rank). The
  * map is created with the number of keys as its capacity hint unless
@@ -27,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 4096 /* operations per task */
-#define POLL  256  /* operations between yields */
+#define CHUNK 4096 /* operations per call of a phase's body */
+#define POLL  256  /* operations between progress calls */
 
 static struct {
     int  log2n;
@@ -64,7 +66,7 @@ static void insert_chunk(int64_t c, void *arg)
         int64_t k = key_of(gv_rank(), i), v = i;
         gv_hashmap_insert_i64_async(map, k, &v, &gce);
         if ((i & (POLL - 1)) == 0)
-            gv_yield();
+            gv_progress();
     }
 }
 
@@ -89,7 +91,7 @@ static void dinsert_chunk(int64_t c, void *arg)
         gv_delegate_call_async(gv_gaddr_on(sym, home), insert_at_home, kv, 16,
                                &gce);
         if ((i & (POLL - 1)) == 0)
-            gv_yield();
+            gv_progress();
     }
 }
 
@@ -111,7 +113,7 @@ static void bag_chunk(int64_t c, void *arg)
         int64_t k = key_of(gv_rank(), i);
         gv_bag_append_on(bag, (int)((uint64_t)k % (uint64_t)p), &k, &gce);
         if ((i & (POLL - 1)) == 0)
-            gv_yield();
+            gv_progress();
     }
 }
 
@@ -148,8 +150,8 @@ static void phase(const char *op, int *bad)
         }
         gv_coll_barrier();
         t0 = gv_wtime();
-        gv_parallel_for(0, per_rank / CHUNK, 1,
-                        (op[0] == 'd') ? dinsert_chunk : insert_chunk, NULL);
+        for (n = 0; n < per_rank / CHUNK; n++)
+            ((op[0] == 'd') ? dinsert_chunk : insert_chunk)(n, NULL);
         if (gv_gce_wait(&gce) != GV_OK)
             *bad = fail("inserts failed");
         report(op, t0, total);
@@ -174,7 +176,8 @@ static void phase(const char *op, int *bad)
         gv_bag_clear(bag);
         gv_coll_barrier();
         t0 = gv_wtime();
-        gv_parallel_for(0, per_rank / CHUNK, 1, bag_chunk, NULL);
+        for (n = 0; n < per_rank / CHUNK; n++)
+            bag_chunk(n, NULL);
         if (gv_gce_wait(&gce) != GV_OK)
             *bad = fail("appends failed");
         report(op, t0, total);
