@@ -86,3 +86,31 @@ void *gv__fn_decode(const gv__fnref_t *ref)
     }
     return NULL;
 }
+
+/* ---- the public form ------------------------------------------------------ */
+
+gv_status_t gv_fn_encode(const void *fn, gv_fnref_t *ref_p)
+{
+    gv__fnref_t r;
+
+    if ((ref_p == NULL) || !gv__fn_encode(fn, &r)) {
+        gv_error("%p is not code of a loaded object", fn);
+        return GV_ERR_INVALID;
+    }
+    ref_p->mod = r.mod;
+    ref_p->pad = 0;
+    ref_p->off = r.off;
+    return GV_OK;
+}
+
+void *gv_fn_decode(const gv_fnref_t *ref)
+{
+    gv__fnref_t r;
+
+    if (ref == NULL)
+        return NULL;
+    r.mod = ref->mod;
+    r.pad = 0;
+    r.off = ref->off;
+    return gv__fn_decode(&r);
+}

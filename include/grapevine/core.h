@@ -72,6 +72,29 @@ void gv_wait(int (*done)(void *arg), void *arg);
 uint64_t gv_time_ns(void);
 double gv_wtime(void);
 
+/* ---- Functions on the wire ----------------------------------------------- */
+
+/**
+ * A function of this program as it travels between ranks: address-space
+ * randomisation loads the same binary at different addresses on every
+ * rank, so a code address travels as (loaded object, offset). What the
+ * tasking layer does for spawned tasks and the DSM layer for delegate
+ * calls, for layers above that ship functions in their own messages.
+ */
+typedef struct gv_fnref {
+    uint32_t mod;  /**< index of the loaded object              */
+    uint32_t pad;  /**< zero                                      */
+    uint64_t off;  /**< address minus the object's load address   */
+} gv_fnref_t;
+
+/** Encode @a fn. @return GV_OK, or GV_ERR_INVALID (logged) if @a fn is not
+ *  in the code of a loaded object. */
+gv_status_t gv_fn_encode(const void *fn, gv_fnref_t *ref_p);
+
+/** The local address of @a ref (which may come from the wire, untrusted),
+ *  or NULL if it does not name code of a loaded object here. */
+void *gv_fn_decode(const gv_fnref_t *ref);
+
 #ifdef __cplusplus
 }
 #endif
