@@ -33,6 +33,10 @@ static inline unsigned progress_rest(unsigned n)
     rest_owed = 0;
     n += gv__am_progress();
     n += gv__progress_hooks_run();
+    if (__builtin_expect(gv__ctx.failed_owed, 0)) {
+        gv__peer_failures_run();
+        n++;
+    }
     /* The watchdog, every 256 polls: a clock read per poll would cost
      * more than the rest of an empty poll. */
     if ((++polls & 255) == 0)
@@ -211,4 +215,59 @@ void gv_wait(int (*done)(void *arg), void *arg)
         }
         wait_poll_rest(&w, n);
     }
+}
+
+/* ---- sleeping on an fd (gv_wait_fd) ------------------------------------ */
+
+/* Whether the host may use the fd; logs why not. */
+static gv_status_t wait_fd_check(const char *what)
+{
+    gv_tl_t *tl = gv__ctx.tl;
+
+    if (!gv__ctx.initialized || (tl == NULL)) {
+        gv_error("%s outside gv_init..gv_finalize", what);
+        return GV_ERR_STATE;
+    }
+    if (!(tl->attr.caps & GV_TL_CAP_WAIT_FD)) {
+        gv_error("%s: transport %s has no descriptor to sleep on (no "
+                 "WAIT_FD in gvinfo -t%s): poll with gv_progress()", what,
+                 tl->ops->name,
+                 (strcmp(tl->ops->name, "ofi") == 0)
+                     ? "; over ofi, GV_OFI_WAIT=fd gives one where the "
+                       "provider has an fd wait object"
+                     : "");
+        return GV_ERR_UNSUPPORTED;
+    }
+    return GV_OK;
+}
+
+gv_status_t gv_wait_fd(int *fd_p)
+{
+    gv_status_t status = wait_fd_check("gv_wait_fd");
+
+    if (status != GV_OK)
+        return status;
+    if (fd_p == NULL) {
+        gv_error("gv_wait_fd: fd_p must not be NULL");
+        return GV_ERR_INVALID;
+    }
+    *fd_p = gv__ctx.tl->ops->wait_fd(gv__ctx.tl);
+    return GV_OK;
+}
+
+gv_status_t gv_wait_arm(void)
+{
+    gv_tl_t    *tl;
+    gv_status_t status = wait_fd_check("gv_wait_arm");
+
+    if (status != GV_OK)
+        return status;
+    tl = gv__ctx.tl;
+    /* The rest of a poll gv_wait() skipped, a failure not reported yet,
+     * buffers to ship, messages to self: all work before sleeping. */
+    if (rest_owed || gv__ctx.failed_owed)
+        return GV_INPROGRESS;
+    if (gv__am_busy((tl->attr.caps & GV_TL_CAP_WAIT_SEND) != 0))
+        return GV_INPROGRESS;
+    return tl->ops->arm(tl);
 }
