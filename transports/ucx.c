@@ -1366,6 +1366,25 @@ static void ucx_wait(gv_tl_t *tl, unsigned timeout_us)
         gv_debug("ucx: ppoll on the worker fd: %m");
 }
 
+/* The host sleeps on the worker's event fd (ucp_worker_get_efd); arming
+ * is ucp_worker_arm, which answers BUSY while events wait. */
+static int ucx_wait_fd(gv_tl_t *tl)
+{
+    return ((ucx_tl_t *)tl->priv)->efd;
+}
+
+static gv_status_t ucx_arm(gv_tl_t *tl)
+{
+    ucx_tl_t    *ux = tl->priv;
+    ucs_status_t s  = ucp_worker_arm(ux->worker);
+
+    if (s == UCS_OK)
+        return GV_OK;
+    if (s != UCS_ERR_BUSY)
+        gv_debug("ucx: ucp_worker_arm: %s", ucs_status_string(s));
+    return GV_INPROGRESS;
+}
+
 /* -------------------------------------------------------------------- */
 /* Setup and teardown                                                    */
 /* -------------------------------------------------------------------- */
@@ -2032,7 +2051,7 @@ static gv_status_t ucx_init(gv_tl_t *tl)
         tl->attr.heap_base = ux->heap;
     }
     if (ux->efd >= 0)
-        tl->attr.caps |= GV_TL_CAP_WAIT;
+        tl->attr.caps |= GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_FD;
     if (tl->params.recv_id_cb != NULL)
         tl->attr.caps |= GV_TL_CAP_AM_ID;
     ucx_detail(ux);
@@ -2097,6 +2116,8 @@ const gv_tl_ops_t gv_tl_ucx_ops = {
     .am_send  = ucx_am_send,
     .am_send_id = ucx_am_send_id,
     .wait     = ucx_wait,
+    .wait_fd  = ucx_wait_fd,
+    .arm      = ucx_arm,
     .put      = ucx_put,
     .get      = ucx_get,
     .atomic64 = ucx_atomic64,
