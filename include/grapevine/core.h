@@ -169,6 +169,12 @@ gv_status_t gv_on_peer_failure(gv_peer_failure_fn_t fn, void *arg);
 /** Whether @a rank was declared failed (see gv_on_peer_failure()). */
 int gv_peer_failed(int rank);
 
+/** Quiesce (a barrier), stop the layers, close the transport, print
+ *  GV_STATS. Collective (after a peer failed: local, see
+ *  gv_on_peer_failure()). The process may call gv_init() or
+ *  gv_init_opts() again afterwards (see gv_init_opts()). */
+void gv_finalize(void);
+
 /** Rank of this process in the job, 0..gv_nranks()-1. */
 int gv_rank(void);
 /** Number of ranks in the job. */
