@@ -2251,8 +2251,9 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
         o->rbuf_desc = fi_mr_desc(o->rbuf_mr);
     }
 
-    /* The heap, when we have one-sided operations. */
-    if (o->has_rma) {
+    /* The heap, when we have one-sided operations and the layers above
+     * want one (gv_init_opts may start messages only). */
+    if (o->has_rma && (tl->params.heap_size != 0)) {
         uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE;
         if (o->mr_local)
             access |= local;
