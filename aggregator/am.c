@@ -1890,6 +1890,8 @@ static void announce_cb(int src, const void *payload, size_t len,
             reject(src, "handler name announcement with a wrong hash");
             return;
         }
+        if (am.named == NULL)
+            am.named = gv_calloc(NAMED_SLOTS, sizeof(*am.named));
         n = am.named[a.id - NAMED_BASE];
         if (n == NULL) {
             n = gv_calloc(1, sizeof(*n));

@@ -58,6 +58,14 @@ static inline int gv__is_failed(int r)
 {
     return (gv__ctx.failed != NULL) && gv__ctx.failed[r];
 }
+/* Liveness of the peers on this node (core/liveness.c): pidfds, one
+ * bootstrap exchange of pids at init. gv__live_fd is an epoll fd over
+ * them (-1: none); gv__live_check declares failed (gv__peer_failed) every
+ * local peer whose process exited. */
+void gv__live_init(struct gv_boot *boot);
+void gv__live_fini(void);
+int  gv__live_fd(void);
+void gv__live_check(void);
 /* Allocate and free the failure table (gv_init, gv_finalize). */
 void gv__failures_init(int size);
 void gv__failures_fini(void);

@@ -172,6 +172,7 @@ static gv_status_t init(const gv_init_opts_t *opts)
         goto err_boot;
     gv__ctx.tl      = tl;
     gv__ctx.tl_name = tl->ops->name;
+    gv__live_init(boot);
     /* What GV_AMO=native needs: refused here, so that a job that asks for
      * it over a transport without it never runs with every delegate
      * failing (every rank has the same environment and transport). */
@@ -213,6 +214,7 @@ static gv_status_t init(const gv_init_opts_t *opts)
 err_am:
     gv__am_fini();
 err_tl:
+    gv__live_fini();
     gv__tl_close(tl);
     gv__ctx.tl      = NULL;
     gv__ctx.tl_name = NULL;
@@ -302,6 +304,8 @@ void gv_finalize(void)
     if (gv__ctx.layers >= GV_LAYERS_HEAP)
         gv__rma_fini();
     gv__team_fini();
+    gv__wait_fini();
+    gv__live_fini();
     gv__tl_close(gv__ctx.tl);
     gv__ctx.tl      = NULL;
     gv__ctx.tl_name = NULL;

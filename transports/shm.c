@@ -87,7 +87,6 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -144,8 +143,6 @@ typedef struct {
     uint64_t seg_size;
     uint64_t ring_size;
     uint64_t heap_size;
-    int32_t  pid;
-    int32_t  pad;
 } shm_info_t;
 
 /* Per-peer state, private to this rank. */
@@ -175,8 +172,6 @@ typedef struct {
     /* The mapping of the peer's segment (ours for the own rank). */
     void       *map;
     size_t      map_len;
-    int         pid;
-    int         pidfd;         /* readable once the peer exits, or -1 */
 } shm_peer_t;
 
 typedef struct {
@@ -199,11 +194,9 @@ typedef struct {
     shm_wake_t     *wake;        /* own */
     uint64_t       *hint;        /* own */
     /* Sleeping on an fd (see "Waking the host" below). */
-    int             wfd;         /* epoll: kick socket and peers' pidfds */
     int             ksock;       /* bound: kicks arrive here */
     int             tsock;       /* unbound: we kick peers from it */
     uint64_t        job_id;
-    unsigned        dead_polls;  /* progress calls since the last look */
     gv_tl_recv_cb   recv_cb;
     void           *recv_arg;
     /* Counters, printed at fini with GV_STATS. */
@@ -534,7 +527,6 @@ static gv_status_t exchange(shm_t *s, gv_boot_t *boot, gv_status_t mine,
     info.seg_size  = s->seg_size;
     info.ring_size = s->ring_size;
     info.heap_size = s->heap_size;
-    info.pid       = (int32_t)getpid();
     all = gv_calloc((size_t)s->size, sizeof(*all));
     status = gv__boot_allgather(boot, &info, sizeof(info), all);
     if (status != GV_OK) {
@@ -543,7 +535,6 @@ static gv_status_t exchange(shm_t *s, gv_boot_t *boot, gv_status_t mine,
         goto out;
     }
     for (p = 0; p < s->size; p++) {
-        s->peers[p].pid = all[p].pid;
         if (all[p].status != GV_OK) {
             if (p != s->rank)
                 gv_info("shm: rank %d failed %s", p, what);
@@ -596,10 +587,8 @@ static gv_status_t shm_init(gv_tl_t *tl)
     s->poll    = gv_calloc((size_t)s->size, sizeof(*s->poll));
     s->recv_cb = tl->params.recv_cb;
     s->recv_arg = tl->params.recv_arg;
-    s->wfd     = s->ksock = s->tsock = -1;
+    s->ksock   = s->tsock = -1;
     s->job_id  = boot->job_id;
-    for (p = 0; p < s->size; p++)
-        s->peers[p].pidfd = -1;
 
     /* Every failure from here to the first exchange is reported through
      * it, so that no rank waits for one that gave up. */
@@ -937,18 +926,12 @@ static unsigned progress_hint(shm_t *s)
     return n;
 }
 
-static void wake_fd_look(shm_t *s);
-
 static unsigned shm_progress(gv_tl_t *tl)
 {
     shm_t   *s = tl->priv;
     unsigned n = 0;
     int      i, idx, empty;
 
-    /* A host that handles peer failures learns of a dead peer here too. */
-    if (__builtin_expect(gv__ctx.failed != NULL, 0) && (s->wfd >= 0) &&
-        ((++s->dead_polls & 4095) == 0))
-        wake_fd_look(s);
     if (s->use_hint)
         return progress_hint(s);
     idx = s->rr;
@@ -1024,14 +1007,11 @@ static void shm_wait(gv_tl_t *tl, unsigned timeout_us)
  * eventfd cannot be handed to another process without a socket to pass
  * it through (or ptrace rights, for pidfd_getfd), so each rank binds an
  * abstract-namespace datagram socket named after the job and its rank
- * (nothing in the file system; it vanishes with the socket). arm() drains
- * it, sets WAKE_FD in its sleeping word, and looks at its rings once more
- * (seq_cst, as wait() does); a sender that takes the flag sends one empty
- * datagram, which makes the socket, and the epoll set around it,
- * readable. The set also holds a pidfd per peer: a peer that dies wakes
- * the host, and, with a peer-failure callback installed, progress looks
- * at them every 4096 calls too, so that sends to the dead rank fail
- * instead of filling its ring. */
+ * (nothing in the file system; it vanishes with the socket): that socket
+ * is the fd. arm() drains it, sets WAKE_FD in its sleeping word, and
+ * looks at its rings once more (seq_cst, as wait() does); a sender that
+ * takes the flag sends one empty datagram, which makes the socket
+ * readable. A dead peer is the core's business (core/liveness.c). */
 
 static void kick_addr(const shm_t *s, int rank, struct sockaddr_un *a,
                       socklen_t *len_p)
@@ -1060,106 +1040,47 @@ static void kick(shm_t *s, int rank)
 
 static void wake_fd_close(shm_t *s)
 {
-    int p;
-
-    if (s->wfd >= 0)
-        close(s->wfd);
     if (s->ksock >= 0)
         close(s->ksock);
     if (s->tsock >= 0)
         close(s->tsock);
-    s->wfd = s->ksock = s->tsock = -1;
-    for (p = 0; p < s->size; p++) {
-        if (s->peers[p].pidfd >= 0)
-            close(s->peers[p].pidfd);
-        s->peers[p].pidfd = -1;
-    }
+    s->ksock = s->tsock = -1;
 }
 
 /* 0, or -1 (logged at info) when this rank cannot offer the fd. */
 static int wake_fd_open(shm_t *s)
 {
     struct sockaddr_un a;
-    struct epoll_event e;
     socklen_t          len;
-    int                p;
 
-    s->wfd   = epoll_create1(EPOLL_CLOEXEC);
     s->ksock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     s->tsock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if ((s->wfd < 0) || (s->ksock < 0) || (s->tsock < 0)) {
+    if ((s->ksock < 0) || (s->tsock < 0)) {
         gv_info("shm: no descriptor to sleep on: %m");
-        goto err;
+        wake_fd_close(s);
+        return -1;
     }
     kick_addr(s, s->rank, &a, &len);
     if (bind(s->ksock, (struct sockaddr *)&a, len) != 0) {
         gv_info("shm: binding the kick socket @%s failed: %m", a.sun_path + 1);
-        goto err;
-    }
-    memset(&e, 0, sizeof(e));
-    e.events   = EPOLLIN;
-    e.data.u32 = (uint32_t)s->rank;
-    if (epoll_ctl(s->wfd, EPOLL_CTL_ADD, s->ksock, &e) != 0) {
-        gv_info("shm: epoll_ctl: %m");
-        goto err;
-    }
-    for (p = 0; p < s->size; p++) {
-        if (p == s->rank)
-            continue;
-        s->peers[p].pidfd = (int)syscall(SYS_pidfd_open, s->peers[p].pid, 0);
-        if (s->peers[p].pidfd < 0) {
-            gv_info("shm: pidfd_open(%d) for rank %d: %m; its death is "
-                    "noticed only by the watchdog", s->peers[p].pid, p);
-            continue;
-        }
-        e.data.u32 = (uint32_t)p;
-        if (epoll_ctl(s->wfd, EPOLL_CTL_ADD, s->peers[p].pidfd, &e) != 0) {
-            close(s->peers[p].pidfd);
-            s->peers[p].pidfd = -1;
-        }
+        wake_fd_close(s);
+        return -1;
     }
     return 0;
-
-err:
-    wake_fd_close(s);
-    return -1;
-}
-
-/* Drain the kick socket and report peers that exited. */
-static void wake_fd_look(shm_t *s)
-{
-    struct epoll_event ev[16];
-    char               b;
-    int                n, i;
-
-    n = epoll_wait(s->wfd, ev, 16, 0);
-    for (i = 0; i < n; i++) {
-        int r = (int)ev[i].data.u32;
-
-        if (r == s->rank) {
-            while (recv(s->ksock, &b, sizeof(b), MSG_DONTWAIT) >= 0)
-                ;
-        } else if ((r >= 0) && (r < s->size) && (s->peers[r].pidfd >= 0)) {
-            epoll_ctl(s->wfd, EPOLL_CTL_DEL, s->peers[r].pidfd, NULL);
-            close(s->peers[r].pidfd);
-            s->peers[r].pidfd   = -1;
-            s->peers[r].tx_dead = 1;
-            gv__peer_failed(r, "shm: its process (pid %d) exited",
-                            s->peers[r].pid);
-        }
-    }
 }
 
 static int shm_wait_fd(gv_tl_t *tl)
 {
-    return ((shm_t *)tl->priv)->wfd;
+    return ((shm_t *)tl->priv)->ksock;
 }
 
 static gv_status_t shm_arm(gv_tl_t *tl)
 {
     shm_t *s = tl->priv;
+    char   b;
 
-    wake_fd_look(s);
+    while (recv(s->ksock, &b, sizeof(b), MSG_DONTWAIT) >= 0)
+        ;
     /* Store the flag, then look (seq_cst both), as wait() does. */
     __atomic_fetch_or(&s->wake->sleeping, WAKE_FD, __ATOMIC_SEQ_CST);
     if (shm_ready(s)) {

@@ -51,11 +51,6 @@ ParameterizedTest(embed_case_t *c, embed, mr_embed,
     if (!t->built)
         cr_skip_test("mr_embed %s over %s: transport %s was not built", mode,
                      t->label, t->name);
-    if (failure && (c->tl == DRV_UCX_SM))
-        cr_skip_test("mr_embed failure over ucx/sm: a killed peer is found "
-                     "by the watchdog only, and UCX keeps the send "
-                     "resources the sends to it hold, so the living ranks' "
-                     "messages stall (see docs/DESIGN.md, peer failure)");
     /* ofi sleeps on an fd only with a wait object: ask for one (ofi/shm
      * has none and skips, saying so). */
     snprintf(cmd, sizeof(cmd),
