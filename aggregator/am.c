@@ -150,6 +150,7 @@ typedef struct {
 } ctrl_msg_t;
 typedef struct {
     int      nup, down;
+    unsigned up_from;  /* bit c: child 2 * rank + 1 + c has sent UP */
     uint64_t sum[2];
     uint64_t result[2];
 } wave_slot_t;
@@ -1708,6 +1709,7 @@ static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len)
     if ((op == CTRL_UP) && ((src - 1) / 2 == am.rank) && (src != am.rank) &&
         ((c.wave == am.wave) || (c.wave == am.wave + 1))) {
         s->nup++;
+        s->up_from |= 1u << (src - (2 * am.rank + 1));
         s->sum[0] += c.vals[0];
         s->sum[1] += c.vals[1];
     } else if ((op == CTRL_DOWN) && (src == parent) && (am.rank != 0) &&
@@ -1724,33 +1726,47 @@ static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len)
 
 /* A barrier cannot complete without a failed rank: stop the job, naming
  * it, instead of waiting forever. */
-static void barrier_check_failed(void)
+static void __attribute__((noreturn)) barrier_failed(int rank)
 {
-    int i;
-
-    if (gv__ctx.nfailed == 0)
-        return;
-    for (i = 0; (i < am.size) && !gv__is_failed(i); i++)
-        ;
     gv_fatal("gv_barrier cannot complete: rank %d failed (see "
-             "gv_on_peer_failure: collectives need every rank)", i);
+             "gv_on_peer_failure: collectives need every rank)", rank);
+}
+
+/* A child this rank still waits for that failed, or -1. A failed rank
+ * that already did its part (sent UP, or is not waited for here) does not
+ * stop the barrier: the rank that waits for it does. */
+static int child_failed(const wave_slot_t *s)
+{
+    int c;
+
+    for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
+        if (!(s->up_from & (1u << (c - (2 * am.rank + 1)))) &&
+            gv__is_failed(c))
+            return c;
+    return -1;
+}
+
+static int wave_nchild(void)
+{
+    int nchild = 0, c;
+
+    for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
+        nchild++;
+    return nchild;
 }
 
 static int wave_children_in(void *arg)
 {
     wave_slot_t *s = arg;
-    int          nchild = 0, c;
 
-    if (gv__ctx.nfailed > 0)
-        return 1;
-    for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
-        nchild++;
-    return s->nup == nchild;
+    return (s->nup == wave_nchild()) ||
+           ((gv__ctx.nfailed > 0) && (child_failed(s) >= 0));
 }
 
 static int wave_down_in(void *arg)
 {
-    return ((wave_slot_t *)arg)->down || (gv__ctx.nfailed > 0);
+    return ((wave_slot_t *)arg)->down ||
+           ((gv__ctx.nfailed > 0) && gv__is_failed((am.rank - 1) / 2));
 }
 
 /* Sum two counters over all ranks. */
@@ -1763,7 +1779,8 @@ static void allreduce2(uint64_t v0, uint64_t v1, uint64_t *out)
     am.wave++;
     s = &am.slot[am.wave & 1];
     gv_wait(wave_children_in, s);
-    barrier_check_failed();
+    if (s->nup != wave_nchild())
+        barrier_failed(child_failed(s));
     c.wave    = am.wave;
     c.pad     = 0;
     c.vals[0] = s->sum[0] + v0;
@@ -1771,7 +1788,8 @@ static void allreduce2(uint64_t v0, uint64_t v1, uint64_t *out)
     if (am.rank != 0) {
         ctrl_send((am.rank - 1) / 2, CTRL_UP, &c);
         gv_wait(wave_down_in, s);
-        barrier_check_failed();
+        if (!s->down)
+            barrier_failed((am.rank - 1) / 2);
         c.vals[0] = s->result[0];
         c.vals[1] = s->result[1];
     }
