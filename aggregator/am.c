@@ -2229,7 +2229,10 @@ void gv__am_fini(void)
     am.wave             = 0;
     memset(am.slot, 0, sizeof(am.slot));
     am.handled_count    = 0;
-    gv__am_hot.msgs_sent = 0;
+    gv__am_hot.msgs_sent  = 0;
+    gv__am_hot.bytes_sent = 0;
+    memset(&am.stats, 0, sizeof(am.stats));
+    am.rejects_logged = 0;
 }
 
 size_t gv__am_memory_bound(void)
