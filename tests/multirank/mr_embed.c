@@ -142,6 +142,30 @@ static int mode_reinit(void)
     return 0;
 }
 
+/* ---- reinit-once: under an MPI launcher, a second init is refused ----- */
+
+static int mode_reinit_once(void)
+{
+    gv_init_opts_t o;
+    gv_am_id_t     id;
+    gv_status_t    st;
+
+    start(GV_LAYERS_HEAP, GV_THREAD_FUNNELED);
+    CHECK(gv_am_register(count_cb, NULL, &id) == GV_OK, "register");
+    gv_barrier();
+    exchange(id, 20);
+    gv_finalize();
+    gv_init_opts_default(&o);
+    st = gv_init_opts(&o);
+    CHECK(st == GV_ERR_UNSUPPORTED, "a second init under an MPI launcher "
+          "gave %s", gv_status_str(st));
+    CHECK(strstr(gv_last_error(), "once per process") != NULL, "message: %s",
+          gv_last_error());
+    if (rank == 0)
+        printf("reinit-once ok\n");
+    return 0;
+}
+
 /* ---- errors: returned, with the message -------------------------------- */
 
 static int mode_errors(void)
@@ -548,6 +572,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (strcmp(mode, "reinit") == 0)
         return mode_reinit();
+    if (strcmp(mode, "reinit-once") == 0)
+        return mode_reinit_once();
     if (strcmp(mode, "errors") == 0)
         return mode_errors();
     if (strcmp(mode, "serialized") == 0)
@@ -560,7 +586,7 @@ int main(int argc, char **argv)
         return mode_named();
     if (strcmp(mode, "failure") == 0)
         return mode_failure();
-    fprintf(stderr, "usage: mr_embed reinit|errors|serialized|funneled|fd|"
+    fprintf(stderr, "usage: mr_embed reinit|reinit-once|errors|serialized|funneled|fd|"
             "named|failure (got '%s')\n", mode);
     return 2;
 }
