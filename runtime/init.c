@@ -132,10 +132,9 @@ static gv_status_t init(const gv_init_opts_t *opts)
         config_error = 1;
         return GV_ERR_INVALID;
     }
-    if (gv__tl_name_check(gv__env.TRANSPORT) != GV_OK) {
-        config_error = 1;
-        return GV_ERR_INVALID;
-    }
+    status = gv__tl_name_check(gv__env.TRANSPORT);
+    if (status != GV_OK)
+        return status; /* GV_ERR_NOT_FOUND: returned by gv_init too */
     if (closed_boot != NULL) {
         gv_error("gv_init after gv_finalize: the %s bootstrap initializes "
                  "once per process (MPI and PMIx cannot start again); start "

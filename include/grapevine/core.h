@@ -127,6 +127,7 @@ void gv_init_opts_default(gv_init_opts_t *opts);
  * bootstrap) it fails with GV_ERR_UNSUPPORTED, because MPI and PMIx can
  * be initialized once per process.
  * @return GV_OK; GV_ERR_INVALID (a bad option or GV_* value);
+ *         GV_ERR_NOT_FOUND (GV_TRANSPORT names no built transport);
  *         GV_ERR_UNSUPPORTED (GV_THREAD_MULTIPLE, or a re-init the
  *         bootstrap cannot do); GV_ERR_STATE (already started); or the
  *         bootstrap's or transport's error.

@@ -48,7 +48,7 @@ Test(embed, errors_are_returned_with_their_message, .init = self_env)
               gv_last_error());
     unsetenv("GV_SPIN_US");
     setenv("GV_TRANSPORT", "carrier-pigeon", 1);
-    cr_assert_eq(gv_init_opts(&o), GV_ERR_INVALID);
+    cr_assert_eq(gv_init_opts(&o), GV_ERR_NOT_FOUND);
     cr_assert(strstr(gv_last_error(), "carrier-pigeon") != NULL, "%s",
               gv_last_error());
     self_env();
