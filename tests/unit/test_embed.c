@@ -170,3 +170,15 @@ Test(embed, named_bad_names, .init = self_env)
               gv_last_error());
     gv_finalize();
 }
+
+/* errors_fatal: the error's message, then exit status 1. */
+Test(embed, errors_fatal_exits, .init = self_env, .exit_code = 1)
+{
+    gv_init_opts_t o;
+
+    setenv("GV_HEAP", "lots", 1);
+    gv_init_opts_default(&o);
+    o.errors_fatal = 1;
+    gv_init_opts(&o);
+    cr_assert_fail("gv_init_opts returned with errors_fatal set");
+}
