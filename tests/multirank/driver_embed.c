@@ -89,6 +89,15 @@ ParameterizedTest(embed_case_t *c, embed, mr_embed,
         snprintf(want, sizeof(want), "%s ok", mode);
         bad = drv_expect_lines(out ? out : "", &line, 1, "rank 0 did not say");
         bad += (rc != 0);
+        if (strcmp(mode, "named") == 0) {
+            /* The receivers name what they rejected. */
+            static const char *const rejected[] = {
+                "(\"never.registered\") is not registered on this rank",
+                "is not registered on this rank ("};
+
+            bad += drv_expect_lines(out ? out : "", rejected, 2,
+                                    "no rejection saying");
+        }
     }
     if (bad)
         cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
