@@ -289,6 +289,16 @@ install-check: lib tools
 	@readelf -d $(BUILD)/inst/inline_so | grep -q 'NEEDED.*\[$(SONAME)\]' || \
 	  { echo "install-check: inline_so does not need $(SONAME)"; exit 1; }
 	@echo "== install-check: programs need $(SONAME), the installed library's SONAME"
+	@$(CC) $(WARN) examples/actors.c $$($(INST_PC) --cflags --libs grapevine) \
+	  -o $(BUILD)/inst/actors
+	@set -e; for t in $$($(BUILD)/inst/bin/gvinfo -t | awk '$$2 == "built;" && $$1 != "self" && $$1 != "mpi" {print $$1}'); do \
+	  GV_TRANSPORT=$$t GV_TIMEOUT_S=5 timeout 120 $(BUILD)/inst/bin/gvrun -n 3 $(BUILD)/inst/actors --hops 150 \
+	    | grep 'the token made 150 hops' >/dev/null || { echo "install-check: actors over $$t failed"; exit 1; }; \
+	  GV_TRANSPORT=$$t GV_TIMEOUT_S=5 timeout 120 $(BUILD)/inst/bin/gvrun --keep-going -n 3 $(BUILD)/inst/actors \
+	    --hops 150 --kill 2:40 2>/dev/null | grep 'the token made 150 hops (generation 1)' >/dev/null || \
+	    { echo "install-check: actors --kill over $$t failed"; exit 1; }; \
+	  echo "== install-check: actors (built with pkg-config) over $$t, and with rank 2 killed"; done
+	@echo "== install-check: actors not run over mpi (needs mpirun, and MPI has no descriptor to sleep on)"
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20

@@ -89,6 +89,29 @@ typedef struct {
     void              *arg;
 } handler_t;
 
+/* Named handlers (gv_am_register_named): the id is a pure function of the
+ * name, NAMED_BASE + hash % NAMED_SLOTS, so ranks agree without a common
+ * order. Two names may share a slot; so that a message never reaches the
+ * wrong handler, every rank that registers or looks up a name announces
+ * (slot, hash, name) to every other rank before it can send with the id
+ * (messages between two ranks stay in order). A rank that learns of two
+ * names in one slot poisons it: messages to it are rejected, naming both,
+ * and registering either name there fails. */
+#define NAMED_BASE  GV_AM_MAX_HANDLERS
+#define NAMED_END   GV_AM_NAMED_END
+#define NAMED_SLOTS (NAMED_END - NAMED_BASE)
+enum { NAMED_MINE = 1, NAMED_THEIRS = 2 };
+typedef struct {
+    gv_am_handler_fn_t fn;       /* NULL: looked up or announced only */
+    void              *arg;
+    uint64_t           hash;
+    uint8_t            state;    /* NAMED_MINE or NAMED_THEIRS */
+    uint8_t            preinit;  /* registered before gv_init: kept */
+    uint8_t            poisoned; /* two names met here */
+    char               name[GV_AM_NAME_MAX + 1];
+    char               other[GV_AM_NAME_MAX + 1]; /* the second name */
+} named_t;
+
 /* Where the next record to a rank goes, and where its buffer ends: the
  * open batch to a peer, the self buffer for the own rank, or NULL/NULL
  * (no room). The send fast paths read only this: one load, not the chain
@@ -127,6 +150,7 @@ typedef struct {
 } ctrl_msg_t;
 typedef struct {
     int      nup, down;
+    unsigned up_from;  /* bit c: child 2 * rank + 1 + c has sent UP */
     uint64_t sum[2];
     uint64_t result[2];
 } wave_slot_t;
@@ -148,6 +172,9 @@ static struct {
     int           send_id;        /* the transport has am_send_id */
     unsigned      credits;        /* GV_AGG_CREDITS */
     handler_t     handlers[GV_AM_MAX_HANDLERS];
+    unsigned      nhandlers_kept; /* registered before gv_init: kept */
+    named_t     **named;          /* NAMED_SLOTS, allocated on first use */
+    gv_am_id_t    am_named;       /* the announcement handler */
     peer_t       *peers;
     int          *backlog;        /* ranks with messages the tl refused */
     int           nbacklog;
@@ -632,7 +659,7 @@ static void drain_to(int dst, unsigned limit)
         return;
     am.stats.credit_stalls++;
     gv__wait_begin_send(&w);
-    while (p->queued > limit) {
+    while ((p->queued > limit) && !gv__is_failed(dst)) {
         ship(dst);
         if (p->queued > limit)
             gv__wait_poll(&w);
@@ -648,6 +675,66 @@ static void reject(int src, const char *why)
         gv_warn("rejected a message from rank %d: %s", src, why);
 }
 
+static named_t *named_at(unsigned id)
+{
+    if ((am.named == NULL) || (id < NAMED_BASE) || (id >= NAMED_END))
+        return NULL;
+    return am.named[id - NAMED_BASE];
+}
+
+/* Whether this rank may send with @a id: a collective id, or a name it
+ * registered or looked up (so that its announcement went first). */
+static inline int id_ok(unsigned id)
+{
+    named_t *n;
+
+    if (id < gv__am_hot.nhandlers)
+        return 1;
+    n = named_at(id);
+    return (n != NULL) && (n->state == NAMED_MINE) && !n->poisoned;
+}
+
+/* A message for an id with no handler here: rejected, naming the id and
+ * what this rank knows of it. */
+static void __attribute__((noinline)) reject_id(int src, unsigned id)
+{
+    named_t *n = named_at(id);
+    char     why[2 * GV_AM_NAME_MAX + 200];
+
+    if (id < NAMED_BASE)
+        snprintf(why, sizeof(why), "handler id %u is not registered on "
+                 "this rank (%u registered; gv_am_register() gives ids in "
+                 "registration order, which every rank must share, and a "
+                 "barrier must follow registrations after gv_init)", id,
+                 gv__am_hot.nhandlers);
+    else if ((n != NULL) && n->poisoned)
+        snprintf(why, sizeof(why), "named handler id %u is shared by "
+                 "\"%s\" and \"%s\" (a hash collision): messages to it are "
+                 "refused; rename one", id, n->name, n->other);
+    else if (n != NULL)
+        snprintf(why, sizeof(why), "named handler id %u (\"%s\") is not "
+                 "registered on this rank", id, n->name);
+    else if (id < NAMED_END)
+        snprintf(why, sizeof(why), "named handler id %u is not registered "
+                 "on this rank, and no rank announced its name", id);
+    else
+        snprintf(why, sizeof(why), "handler id %u is out of range", id);
+    reject(src, why);
+}
+
+/* A handler id at or past the collective ones: a named handler, or none. */
+static void __attribute__((noinline))
+dispatch_named(int src, unsigned id, const void *payload, size_t len)
+{
+    named_t *n = named_at(id);
+
+    if ((n == NULL) || (n->fn == NULL) || n->poisoned) {
+        reject_id(src, id);
+        return;
+    }
+    n->fn(src, payload, len, n->arg);
+}
+
 static inline void dispatch(int src, uint16_t id, const void *payload,
                             size_t len)
 {
@@ -657,7 +744,11 @@ static inline void dispatch(int src, uint16_t id, const void *payload,
      * terminates: the message arrived, it is just not run. */
     am.handled_count++;
     if (id >= gv__am_hot.nhandlers) {
-        reject(src, "unknown handler id");
+        am.stats.msgs_recv++;
+        am.stats.bytes_recv += len;
+        am.in_handler++;
+        dispatch_named(src, id, payload, len);
+        am.in_handler--;
         return;
     }
     h = &am.handlers[id];
@@ -685,7 +776,8 @@ static int dispatch_batch(int src, gv_wire_cursor_t *cp, const char **why)
            GV_WIRE_REC_OK) {
         n++;
         if (__builtin_expect(id >= gv__am_hot.nhandlers, 0)) {
-            reject(src, "unknown handler id");
+            bytes += plen;
+            dispatch_named(src, id, payload, plen);
             continue;
         }
         bytes += plen;
@@ -1195,6 +1287,8 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
     size_t     rec = gv_wire_pad4(4 + len);
     out_msg_t *m;
 
+    if (__builtin_expect(gv__ctx.nfailed > 0, 0))
+        return send_slow(dst, id, payload, len, 0);
     if ((am.lone_dst < 0) && (rec <= am.lone_cap) &&
         (am.peers[dst].head == NULL)) {
         am.lone_dst = dst;
@@ -1226,14 +1320,27 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
         gv_error("active message sent outside gv_init() .. gv_finalize()");
         return GV_ERR_INVALID;
     }
-    if (((unsigned)dst >= (unsigned)am.size) ||
-        (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
-        ((payload == NULL) && (len > 0))) {
-        gv_error("bad active message: rank %d of %d, handler %u of %u, %zu "
-                 "bytes (at most %u)", dst, am.size, id,
-                 gv__am_hot.nhandlers, len, GV_WIRE_MAX_PAYLOAD);
+    if (((unsigned)dst >= (unsigned)am.size) || !id_ok(id) ||
+        (len > GV_WIRE_MAX_PAYLOAD) || ((payload == NULL) && (len > 0))) {
+        named_t *n = named_at(id);
+
+        gv_error("bad active message: rank %d of %d, handler %u (%s%s%s), "
+                 "%zu bytes (at most %u)", dst, am.size, id,
+                 (id < gv__am_hot.nhandlers) ? "registered"
+                 : (id < NAMED_BASE)        ? "not registered"
+                 : (n == NULL)              ? "no such name registered or "
+                                              "looked up here"
+                 : n->poisoned              ? "two names collide at it: "
+                                              "rename one; "
+                                            : "not looked up here: "
+                                              "gv_am_id_named() first; ",
+                 ((n != NULL) && (id >= NAMED_BASE)) ? "name " : "",
+                 ((n != NULL) && (id >= NAMED_BASE)) ? n->name : "", len,
+                 GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
+    if (__builtin_expect(gv__ctx.nfailed > 0, 0) && gv__is_failed(dst))
+        return GV_ERR_UNREACHABLE;
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
     if (dst == am.rank) {
@@ -1316,7 +1423,8 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
         (id >= gv__am_hot.nhandlers) || (len > GV_WIRE_MAX_PAYLOAD) ||
         (payload == NULL) ||
         (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
-        (sizeof(gv_wire_hdr_t) + len <= am.max_inline))
+        (sizeof(gv_wire_hdr_t) + len <= am.max_inline) ||
+        (gv__ctx.nfailed > 0))
         return send_slow(dst, id, payload, len, 0);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
@@ -1389,7 +1497,7 @@ gv_status_t gv_am_send_now(int dst, gv_am_id_t id, const void *payload,
             gv__am_hot.msgs_sent++;
             gv__am_hot.bytes_sent += len;
             sent_inplace(dst, status, flen);
-            return GV_OK;
+            return (status == GV_ERR_UNREACHABLE) ? status : GV_OK;
         }
     }
     return send_now_slow(dst, id, payload, len);
@@ -1401,6 +1509,14 @@ void gv__am_idle(void)
         lone_ship(&am.stats.flush_idle);
     while (am.nopen > 0)
         flush_peer(am.openlist[am.nopen - 1], &am.stats.flush_idle);
+}
+
+int gv__am_busy(int wait_send)
+{
+    gv__am_idle();
+    return (gv__am_hot.cur[am.rank].pos != am.self_buf) ||
+           ((am.nbacklog > 0) && !wait_send) || (am.lone_dst >= 0) ||
+           (am.nopen > 0);
 }
 
 static unsigned __attribute__((noinline)) am_progress_work(void)
@@ -1505,6 +1621,10 @@ void gv__am_watch(uint64_t now)
     last_ns = now;
     for (i = 0; i < am.size; i++) {
         p = &am.peers[i];
+        if (gv__is_failed(i)) {
+            p->owed_ns = 0;
+            continue;
+        }
         if ((p->held == 0) && (p->waiting == 0) && (p->onesided == 0) &&
             ((p->head == NULL) || (p->head == p->open))) {
             p->owed_ns = 0;
@@ -1589,6 +1709,7 @@ static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len)
     if ((op == CTRL_UP) && ((src - 1) / 2 == am.rank) && (src != am.rank) &&
         ((c.wave == am.wave) || (c.wave == am.wave + 1))) {
         s->nup++;
+        s->up_from |= 1u << (src - (2 * am.rank + 1));
         s->sum[0] += c.vals[0];
         s->sum[1] += c.vals[1];
     } else if ((op == CTRL_DOWN) && (src == parent) && (am.rank != 0) &&
@@ -1603,19 +1724,49 @@ static void ctrl_recv(int src, uint16_t op, const uint8_t *p, size_t len)
     }
 }
 
-static int wave_children_in(void *arg)
+/* A barrier cannot complete without a failed rank: stop the job, naming
+ * it, instead of waiting forever. */
+static void __attribute__((noreturn)) barrier_failed(int rank)
 {
-    wave_slot_t *s = arg;
-    int          nchild = 0, c;
+    gv_fatal("gv_barrier cannot complete: rank %d failed (see "
+             "gv_on_peer_failure: collectives need every rank)", rank);
+}
+
+/* A child this rank still waits for that failed, or -1. A failed rank
+ * that already did its part (sent UP, or is not waited for here) does not
+ * stop the barrier: the rank that waits for it does. */
+static int child_failed(const wave_slot_t *s)
+{
+    int c;
+
+    for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
+        if (!(s->up_from & (1u << (c - (2 * am.rank + 1)))) &&
+            gv__is_failed(c))
+            return c;
+    return -1;
+}
+
+static int wave_nchild(void)
+{
+    int nchild = 0, c;
 
     for (c = 2 * am.rank + 1; (c <= 2 * am.rank + 2) && (c < am.size); c++)
         nchild++;
-    return s->nup == nchild;
+    return nchild;
+}
+
+static int wave_children_in(void *arg)
+{
+    wave_slot_t *s = arg;
+
+    return (s->nup == wave_nchild()) ||
+           ((gv__ctx.nfailed > 0) && (child_failed(s) >= 0));
 }
 
 static int wave_down_in(void *arg)
 {
-    return ((wave_slot_t *)arg)->down;
+    return ((wave_slot_t *)arg)->down ||
+           ((gv__ctx.nfailed > 0) && gv__is_failed((am.rank - 1) / 2));
 }
 
 /* Sum two counters over all ranks. */
@@ -1628,6 +1779,8 @@ static void allreduce2(uint64_t v0, uint64_t v1, uint64_t *out)
     am.wave++;
     s = &am.slot[am.wave & 1];
     gv_wait(wave_children_in, s);
+    if (s->nup != wave_nchild())
+        barrier_failed(child_failed(s));
     c.wave    = am.wave;
     c.pad     = 0;
     c.vals[0] = s->sum[0] + v0;
@@ -1635,6 +1788,8 @@ static void allreduce2(uint64_t v0, uint64_t v1, uint64_t *out)
     if (am.rank != 0) {
         ctrl_send((am.rank - 1) / 2, CTRL_UP, &c);
         gv_wait(wave_down_in, s);
+        if (!s->down)
+            barrier_failed((am.rank - 1) / 2);
         c.vals[0] = s->result[0];
         c.vals[1] = s->result[1];
     }
@@ -1686,6 +1841,239 @@ gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p)
     am.handlers[gv__am_hot.nhandlers].arg = arg;
     *id_p = (gv_am_id_t)gv__am_hot.nhandlers++;
     return GV_OK;
+}
+
+/* ---- named handlers ---------------------------------------------------- */
+
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+    for (; *name != '\0'; name++)
+        h = (h ^ (uint8_t)*name) * 0x100000001b3ull;
+    return h;
+}
+
+static unsigned name_id(uint64_t hash)
+{
+    return NAMED_BASE + (unsigned)(hash % NAMED_SLOTS);
+}
+
+/* An announcement: hash, id, name length, name. */
+typedef struct {
+    uint64_t hash;
+    uint16_t id;
+    uint8_t  len;
+    char     name[GV_AM_NAME_MAX];
+} __attribute__((packed)) announce_t;
+#define ANNOUNCE_HDR offsetof(announce_t, name)
+
+static void poison(named_t *n, const char *other, int src)
+{
+    if (n->poisoned)
+        return;
+    n->poisoned = 1;
+    snprintf(n->other, sizeof(n->other), "%s", other);
+    gv_error("named handlers \"%s\" (%s) and \"%s\" (rank %d) share id "
+             "%u (a hash collision): messages to it are refused; rename "
+             "one", n->name, (n->state == NAMED_MINE) ? "here" : "a rank",
+             other, src, name_id(n->hash));
+}
+
+static void announce_cb(int src, const void *payload, size_t len,
+                        void *arg)
+{
+    announce_t a;
+    named_t   *n;
+
+    (void)arg;
+    memset(&a, 0, sizeof(a));
+    if ((len < ANNOUNCE_HDR) || (len > sizeof(a))) {
+        reject(src, "malformed handler name announcement");
+        return;
+    }
+    memcpy(&a, payload, len);
+    if ((a.len == 0) || (a.len > GV_AM_NAME_MAX) ||
+        (ANNOUNCE_HDR + a.len != len) ||
+        (memchr(a.name, '\0', a.len) != NULL)) {
+        reject(src, "malformed handler name announcement");
+        return;
+    }
+    {
+        char name[GV_AM_NAME_MAX + 1];
+
+        memcpy(name, a.name, a.len);
+        name[a.len] = '\0';
+        if ((name_hash(name) != a.hash) || (name_id(a.hash) != a.id)) {
+            reject(src, "handler name announcement with a wrong hash");
+            return;
+        }
+        if (am.named == NULL)
+            am.named = gv_calloc(NAMED_SLOTS, sizeof(*am.named));
+        n = am.named[a.id - NAMED_BASE];
+        if (n == NULL) {
+            n = gv_calloc(1, sizeof(*n));
+            n->hash  = a.hash;
+            n->state = NAMED_THEIRS;
+            memcpy(n->name, name, a.len + 1);
+            am.named[a.id - NAMED_BASE] = n;
+        } else if (n->hash != a.hash) {
+            poison(n, name, src);
+        }
+    }
+}
+
+static void announce(const named_t *n)
+{
+    announce_t a;
+    size_t     len = strlen(n->name);
+    int        r;
+
+    a.hash = n->hash;
+    a.id   = (uint16_t)name_id(n->hash);
+    a.len  = (uint8_t)len;
+    memcpy(a.name, n->name, len);
+    for (r = 0; r < am.size; r++)
+        if ((r != am.rank) && !gv__is_failed(r))
+            (void)gv_am_send(r, am.am_named, &a, ANNOUNCE_HDR + len);
+}
+
+static gv_status_t named_claim(const char *name, gv_am_handler_fn_t fn,
+                               void *arg, gv_am_id_t *id_p)
+{
+    size_t   len = (name != NULL) ? strlen(name) : 0;
+    uint64_t h;
+    unsigned id;
+    named_t *n;
+    int      fresh;
+
+    if ((name == NULL) || (id_p == NULL) || (len == 0) ||
+        (len > GV_AM_NAME_MAX)) {
+        gv_error("a handler name must have 1 to %d bytes (got %s%s%s) and "
+                 "an id pointer", GV_AM_NAME_MAX, (name != NULL) ? "\"" : "",
+                 (name != NULL) ? name : "NULL", (name != NULL) ? "\"" : "");
+        return GV_ERR_INVALID;
+    }
+    if (gv__ctx.finalizing) {
+        gv_error("handler \"%s\" registered during gv_finalize", name);
+        return GV_ERR_STATE;
+    }
+    if (am.in_handler > 0) {
+        gv_error("handler \"%s\" registered from inside a handler", name);
+        return GV_ERR_STATE;
+    }
+    h  = name_hash(name);
+    id = name_id(h);
+    if (am.named == NULL)
+        am.named = gv_calloc(NAMED_SLOTS, sizeof(*am.named));
+    n     = am.named[id - NAMED_BASE];
+    fresh = (n == NULL) || (n->state != NAMED_MINE);
+    if ((n != NULL) && (n->hash != h)) {
+        gv_error("handler name \"%s\" falls on id %u, which \"%s\" %s "
+                 "(a hash collision): rename one", name, id, n->name,
+                 (n->state == NAMED_MINE) ? "holds on this rank"
+                                          : "holds on another rank");
+        return GV_ERR_INVALID;
+    }
+    if ((n != NULL) && n->poisoned) {
+        gv_error("handler name \"%s\" (id %u) collides with \"%s\" on "
+                 "another rank: rename one", name, id, n->other);
+        return GV_ERR_INVALID;
+    }
+    if ((n != NULL) && (fn != NULL) && (n->fn != NULL)) {
+        gv_error("handler name \"%s\" (id %u) is already registered on "
+                 "this rank", name, id);
+        return GV_ERR_INVALID;
+    }
+    if (n == NULL) {
+        n = gv_calloc(1, sizeof(*n));
+        n->hash = h;
+        memcpy(n->name, name, len + 1);
+        am.named[id - NAMED_BASE] = n;
+    }
+    n->state = NAMED_MINE;
+    if (fn != NULL) {
+        n->fn  = fn;
+        n->arg = arg;
+    }
+    if (am.tl == NULL)
+        n->preinit = 1; /* announced by gv__am_start */
+    else if (fresh)
+        announce(n);
+    *id_p = (gv_am_id_t)id;
+    return GV_OK;
+}
+
+gv_status_t gv_am_register_named(const char *name, gv_am_handler_fn_t fn,
+                                 void *arg, gv_am_id_t *id_p)
+{
+    if (fn == NULL) {
+        gv_error("handler \"%s\": the function must not be NULL",
+                 (name != NULL) ? name : "NULL");
+        return GV_ERR_INVALID;
+    }
+    return named_claim(name, fn, arg, id_p);
+}
+
+gv_status_t gv_am_id_named(const char *name, gv_am_id_t *id_p)
+{
+    return named_claim(name, NULL, NULL, id_p);
+}
+
+/* Forget what gv_init..gv_finalize registered or learned; keep what was
+ * registered before gv_init. */
+static void named_reset(void)
+{
+    unsigned i;
+
+    if (am.named == NULL)
+        return;
+    for (i = 0; i < NAMED_SLOTS; i++) {
+        named_t *n = am.named[i];
+
+        if (n == NULL)
+            continue;
+        if (n->preinit && (n->state == NAMED_MINE)) {
+            n->poisoned = 0;
+            n->other[0] = '\0';
+            continue;
+        }
+        gv_free(n);
+        am.named[i] = NULL;
+    }
+}
+
+/* ---- a failed peer (gv_on_peer_failure) ------------------------------- */
+
+/* Run from progress (core/job.c), never inside a send: drop everything
+ * queued to @a rank; sends to it now fail with GV_ERR_UNREACHABLE. What
+ * the transport holds completes through its own callbacks. */
+static void peer_gone(int rank)
+{
+    peer_t    *p;
+    out_msg_t *m;
+
+    if ((am.peers == NULL) || (rank == am.rank))
+        return;
+    p = &am.peers[rank];
+    if (am.lone_dst == rank) {
+        am.lone_dst = -1;
+        gv__am_hot.cur[rank].pos = gv__am_hot.cur[rank].end = NULL;
+    }
+    if (p->open != NULL)
+        close_open(p);
+    if (p->dirty)
+        remove_open(rank);
+    gv__am_hot.cur[rank].pos = gv__am_hot.cur[rank].end = NULL;
+    while ((m = p->head) != NULL) {
+        p->head = m->next;
+        unaccount(m);
+        msg_free(m);
+    }
+    p->tail    = NULL;
+    p->queued  = 0;
+    p->waiting = 0;
+    p->owed_ns = 0;
 }
 
 size_t gv_am_max_payload(void)
@@ -1771,7 +2159,21 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     am.openlist      = gv_calloc((size_t)am.size, sizeof(int));
     gv__am_hot.cur   = gv_calloc((size_t)am.size, sizeof(cursor_t));
     gv__am_hot.size  = (unsigned)am.size;
-    return GV_OK;
+    gv__peer_failed_hook = peer_gone;
+    /* Handlers registered from here on are gv_init's (the layers') and
+     * the program's after it: gv__am_fini forgets them. */
+    am.nhandlers_kept = gv__am_hot.nhandlers;
+    return gv_am_register(announce_cb, NULL, &am.am_named);
+}
+
+void gv__am_announce_kept(void)
+{
+    unsigned i;
+
+    if (am.named != NULL)
+        for (i = 0; i < NAMED_SLOTS; i++)
+            if ((am.named[i] != NULL) && am.named[i]->preinit)
+                announce(am.named[i]);
 }
 
 void gv__am_fini(void)
@@ -1818,6 +2220,19 @@ void gv__am_fini(void)
     am.size         = 0;
     gv__am_hot.cur  = NULL;
     gv__am_hot.size = 0;
+    /* A later gv_init registers the layers' handlers again. */
+    memset(&am.handlers[am.nhandlers_kept], 0,
+           (GV_AM_MAX_HANDLERS - am.nhandlers_kept) * sizeof(handler_t));
+    gv__am_hot.nhandlers = am.nhandlers_kept;
+    named_reset();
+    gv__peer_failed_hook = NULL;
+    am.wave             = 0;
+    memset(am.slot, 0, sizeof(am.slot));
+    am.handled_count    = 0;
+    gv__am_hot.msgs_sent  = 0;
+    gv__am_hot.bytes_sent = 0;
+    memset(&am.stats, 0, sizeof(am.stats));
+    am.rejects_logged = 0;
 }
 
 size_t gv__am_memory_bound(void)

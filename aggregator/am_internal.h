@@ -17,6 +17,13 @@ void        gv__am_fini(void);
 unsigned    gv__am_progress(void);
 /* The rank is idle: ship every open buffer. */
 void        gv__am_idle(void);
+/* The rank is about to sleep on gv_wait_fd(): ship what is buffered;
+ * 1 if work is left that only progress can do (messages to self; sends
+ * the transport refused, unless @a wait_send: the fd wakes when it has
+ * room). */
+int         gv__am_busy(int wait_send);
+/* After gv_init's barrier: announce the names registered before it. */
+void        gv__am_announce_kept(void);
 /* From progress: declare failed a rank that took none of the messages
  * owed to it for GV_TIMEOUT_S of polling. */
 void        gv__am_watch(uint64_t now);

@@ -540,6 +540,22 @@ static void req_free(gv_coll_req_t *req)
     gv_free(req);
 }
 
+/* A member of the request's team failed (the host handles failures,
+ * gv_on_peer_failure): the collective cannot complete; stop the job,
+ * naming it, rather than wait for ever. */
+static void check_members(const gv_coll_req_t *req)
+{
+    int i;
+
+    if (__builtin_expect(gv__ctx.nfailed == 0, 1) || req->done)
+        return;
+    for (i = 0; i < req->team->size; i++)
+        if (gv__is_failed(req->team->world[i]))
+            gv_fatal("a collective on team %u cannot complete: its member "
+                     "%d (rank %d) failed (see gv_on_peer_failure)",
+                     req->team->id, i, req->team->world[i]);
+}
+
 int gv_coll_done(const gv_coll_req_t *req)
 {
     return (req == NULL) || req->done;
@@ -553,6 +569,7 @@ gv_status_t gv_coll_test(gv_coll_req_t **req_p)
         return GV_OK;
     if (!(*req_p)->done)
         gv_progress();
+    check_members(*req_p);
     if (!(*req_p)->done)
         return GV_INPROGRESS;
     status = (*req_p)->status;
@@ -569,8 +586,10 @@ gv_status_t gv_coll_wait(gv_coll_req_t **req_p)
     if ((req_p == NULL) || (*req_p == NULL))
         return GV_OK;
     gv__wait_begin(&w);
-    while (!(*req_p)->done)
+    while (!(*req_p)->done) {
         gv__wait_poll(&w);
+        check_members(*req_p);
+    }
     status = (*req_p)->status;
     req_free(*req_p);
     *req_p = NULL;

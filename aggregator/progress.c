@@ -7,6 +7,7 @@
 #include "aggregator/am_internal.h"
 
 #include <sched.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 /* A poll in two parts: the transport's progress, which runs the handlers
@@ -26,6 +27,28 @@ static inline unsigned progress_tl(gv_tl_t *tl)
 /* Set when gv_wait() returned before the rest of its last poll. */
 static int rest_owed;
 
+/* With a peer-failure callback installed: look at the local peers'
+ * liveness (a system call) every 20 ms, reading the clock every 64 polls,
+ * and run the callbacks owed. */
+static unsigned __attribute__((noinline)) failures_poll(void)
+{
+    static unsigned polls;
+    static uint64_t last_ns;
+
+    if ((++polls & 63) == 0) {
+        uint64_t now = gv__now_ns();
+
+        if (now - last_ns > 20000000ull) {
+            last_ns = now;
+            gv__live_check();
+        }
+    }
+    if (!gv__ctx.failed_owed)
+        return 0;
+    gv__peer_failures_run();
+    return 1;
+}
+
 static inline unsigned progress_rest(unsigned n)
 {
     static unsigned polls;
@@ -33,6 +56,8 @@ static inline unsigned progress_rest(unsigned n)
     rest_owed = 0;
     n += gv__am_progress();
     n += gv__progress_hooks_run();
+    if (__builtin_expect(gv__ctx.failed != NULL, 0))
+        n += failures_poll();
     /* The watchdog, every 256 polls: a clock read per poll would cost
      * more than the rest of an empty poll. */
     if ((++polls & 255) == 0)
@@ -208,4 +233,96 @@ void gv_wait(int (*done)(void *arg), void *arg)
         }
         wait_poll_rest(&w, n);
     }
+}
+
+/* ---- sleeping on an fd (gv_wait_fd) ------------------------------------ */
+
+/* Whether the host may use the fd; logs why not. */
+static gv_status_t wait_fd_check(const char *what)
+{
+    gv_tl_t *tl = gv__ctx.tl;
+
+    if (!gv__ctx.initialized || (tl == NULL)) {
+        gv_error("%s outside gv_init..gv_finalize", what);
+        return GV_ERR_STATE;
+    }
+    if (!(tl->attr.caps & GV_TL_CAP_WAIT_FD)) {
+        gv_error("%s: transport %s has no descriptor to sleep on (no "
+                 "WAIT_FD in gvinfo -t%s): poll with gv_progress()", what,
+                 tl->ops->name,
+                 (strcmp(tl->ops->name, "ofi") == 0)
+                     ? "; over ofi, GV_OFI_WAIT=fd gives one where the "
+                       "provider has an fd wait object"
+                     : "");
+        return GV_ERR_UNSUPPORTED;
+    }
+    return GV_OK;
+}
+
+/* The host's descriptor: an epoll set over the transport's fd and the
+ * local peers' liveness (core/liveness.c), made at the first call. */
+static int wait_ep = -1;
+
+static int ep_add(int fd)
+{
+    struct epoll_event e;
+
+    memset(&e, 0, sizeof(e));
+    e.events = EPOLLIN;
+    if (epoll_ctl(wait_ep, EPOLL_CTL_ADD, fd, &e) == 0)
+        return 0;
+    gv_error("gv_wait_fd: epoll_ctl: %m");
+    return -1;
+}
+
+gv_status_t gv_wait_fd(int *fd_p)
+{
+    gv_status_t status = wait_fd_check("gv_wait_fd");
+    gv_tl_t    *tl     = gv__ctx.tl;
+
+    if (status != GV_OK)
+        return status;
+    if (fd_p == NULL) {
+        gv_error("gv_wait_fd: fd_p must not be NULL");
+        return GV_ERR_INVALID;
+    }
+    if (wait_ep < 0) {
+        wait_ep = epoll_create1(EPOLL_CLOEXEC);
+        if (wait_ep < 0) {
+            gv_error("gv_wait_fd: epoll_create1: %m");
+            return GV_ERR_NO_RESOURCE;
+        }
+        if ((ep_add(tl->ops->wait_fd(tl)) != 0) ||
+            ((gv__live_fd() >= 0) && (ep_add(gv__live_fd()) != 0))) {
+            gv__wait_fini();
+            return GV_ERR_IO;
+        }
+    }
+    *fd_p = wait_ep;
+    return GV_OK;
+}
+
+void gv__wait_fini(void)
+{
+    if (wait_ep >= 0)
+        close(wait_ep);
+    wait_ep = -1;
+}
+
+gv_status_t gv_wait_arm(void)
+{
+    gv_tl_t    *tl;
+    gv_status_t status = wait_fd_check("gv_wait_arm");
+
+    if (status != GV_OK)
+        return status;
+    tl = gv__ctx.tl;
+    /* The rest of a poll gv_wait() skipped, a failure not reported yet,
+     * buffers to ship, messages to self: all work before sleeping. */
+    gv__live_check();
+    if (rest_owed || gv__ctx.failed_owed)
+        return GV_INPROGRESS;
+    if (gv__am_busy((tl->attr.caps & GV_TL_CAP_WAIT_SEND) != 0))
+        return GV_INPROGRESS;
+    return tl->ops->arm(tl);
 }

@@ -14,6 +14,8 @@
  * transport opens): GV_SPIN_US, or 2 us when ranks outnumber this node's
  * cores and the user did not choose. */
 void gv__wait_init(const gv_boot_t *boot);
+/* Close gv_wait_fd's descriptor (gv_finalize). */
+void gv__wait_fini(void);
 
 /* Wait policy for ranks that wait on something (barriers, ping-pong,
  * credits): call gv__wait_poll() in the loop with a state that

@@ -125,9 +125,12 @@ static gv_status_t check(uint32_t cap, const char *what, int rank,
                          uint64_t off, size_t len, size_t align)
 {
     if (rma.tl == NULL) {
-        gv_error("%s before gv_init", what);
+        gv_error("%s: the one-sided layer is not started (before gv_init, "
+                 "or gv_init_opts without GV_LAYERS_HEAP)", what);
         return GV_ERR_STATE;
     }
+    if (((unsigned)rank < (unsigned)rma.tl->size) && gv__is_failed(rank))
+        return GV_ERR_UNREACHABLE;
     if (!(rma.tl->attr.caps & cap)) {
         gv_error("%s: transport %s (%s) has no native %s (see gvinfo -t); "
                  "use another GV_TRANSPORT, or active messages", what,

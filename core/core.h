@@ -23,6 +23,14 @@ typedef struct gv_core {
     struct gv_boot *boot;
     struct gv_tl   *tl;
     const char     *tl_name;      /* the open transport's, or NULL */
+    int             thread_level; /* gv_thread_level_t */
+    int             layers;       /* gv_layers_t started */
+    /* Peer failure with a callback installed (gv_on_peer_failure):
+     * failed[r] is set once rank r is declared failed; nfailed counts
+     * them, failed_owed the callbacks not run yet (progress runs them). */
+    uint8_t        *failed;
+    int             nfailed;
+    int             failed_owed;
 } gv_core_t;
 
 extern gv_core_t gv__ctx;
@@ -33,9 +41,34 @@ void gv__job_abort(int code, const char *msg) __attribute__((noreturn));
 
 /* A peer failed (closed, reset, unreachable): log one line naming it and
  * stop the job. Transports call this; after the final barrier it is a
- * no-op that returns 0, and the transport just drops the peer. */
+ * no-op that returns 0, and the transport just drops the peer. With a
+ * callback installed (gv_on_peer_failure) it marks the rank failed, tells
+ * the layer above (gv__peer_failed_hook: the AM layer drops what it
+ * queued to it), owes the host's callback to the next progress, and
+ * returns 0: the transport drops the peer and from then on answers
+ * GV_ERR_UNREACHABLE for it. */
 int gv__peer_failed(int rank, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Set by the AM layer: forget what is queued to a failed rank. */
+extern void (*gv__peer_failed_hook)(int rank);
+/* Run the host's callbacks owed (from progress, when failed_owed). */
+void gv__peer_failures_run(void);
+/* Whether rank @a r was declared failed (a callback is installed). */
+static inline int gv__is_failed(int r)
+{
+    return (gv__ctx.failed != NULL) && gv__ctx.failed[r];
+}
+/* Liveness of the peers on this node (core/liveness.c): pidfds, one
+ * bootstrap exchange of pids at init. gv__live_fd is an epoll fd over
+ * them (-1: none); gv__live_check declares failed (gv__peer_failed) every
+ * local peer whose process exited. */
+void gv__live_init(struct gv_boot *boot);
+void gv__live_fini(void);
+int  gv__live_fd(void);
+void gv__live_check(void);
+/* Allocate and free the failure table (gv_init, gv_finalize). */
+void gv__failures_init(int size);
+void gv__failures_fini(void);
 
 /* Memory: gv_malloc aborts with a message on failure, callers don't check. */
 void *gv__malloc(size_t len, const char *what);

@@ -51,6 +51,73 @@ void gv_abort(int code, const char *fmt, ...)
     gv__job_abort(code, msg);
 }
 
+/* The host's peer-failure callback and the reasons owed to it. */
+static gv_peer_failure_fn_t failure_fn;
+static void                *failure_arg;
+static char               **failure_why;   /* per rank, until reported */
+
+void (*gv__peer_failed_hook)(int rank);
+
+void gv__failures_init(int size)
+{
+    gv__ctx.failed      = NULL;
+    gv__ctx.nfailed     = 0;
+    gv__ctx.failed_owed = 0;
+    failure_fn          = NULL;
+    failure_arg         = NULL;
+    failure_why         = NULL;
+    (void)size;
+}
+
+void gv__failures_fini(void)
+{
+    int i;
+
+    if (failure_why != NULL)
+        for (i = 0; i < gv__ctx.size; i++)
+            gv_free(failure_why[i]);
+    gv_free(failure_why);
+    gv_free(gv__ctx.failed);
+    gv__failures_init(0);
+}
+
+gv_status_t gv_on_peer_failure(gv_peer_failure_fn_t fn, void *arg)
+{
+    if (!gv__ctx.initialized) {
+        gv_error("gv_on_peer_failure outside gv_init..gv_finalize");
+        return GV_ERR_STATE;
+    }
+    if ((fn != NULL) && (gv__ctx.failed == NULL)) {
+        gv__ctx.failed = gv_calloc((size_t)gv__ctx.size, 1);
+        failure_why    = gv_calloc((size_t)gv__ctx.size, sizeof(char *));
+    }
+    failure_fn  = fn;
+    failure_arg = arg;
+    return GV_OK;
+}
+
+int gv_peer_failed(int rank)
+{
+    return ((unsigned)rank < (unsigned)gv__ctx.size) && gv__is_failed(rank);
+}
+
+void gv__peer_failures_run(void)
+{
+    int i;
+
+    gv__ctx.failed_owed = 0;
+    for (i = 0; i < gv__ctx.size; i++) {
+        char *why = (failure_why != NULL) ? failure_why[i] : NULL;
+
+        if (why == NULL)
+            continue;
+        failure_why[i] = NULL;
+        if (failure_fn != NULL)
+            failure_fn(i, why, failure_arg);
+        gv_free(why);
+    }
+}
+
 int gv__peer_failed(int rank, const char *fmt, ...)
 {
     char    msg[384], line[512];
@@ -63,6 +130,22 @@ int gv__peer_failed(int rank, const char *fmt, ...)
     va_end(ap);
     snprintf(line, sizeof(line), "rank %d failed or is unreachable (%s): %s",
              rank, gv_transport_name(), msg);
-    gv_error("%s", line);
-    gv__job_abort(1, line);
+    if ((failure_fn == NULL) || ((unsigned)rank >= (unsigned)gv__ctx.size) ||
+        (rank == gv__ctx.rank)) {
+        gv_error("%s", line);
+        gv__job_abort(1, line);
+    }
+    if (gv__ctx.failed[rank])
+        return 0;
+    /* The host handles it: the job goes on without the rank. */
+    gv_warn("%s; reported to the peer-failure callback", line);
+    gv__ctx.failed[rank] = 1;
+    gv__ctx.nfailed++;
+    failure_why[rank] = strdup(line);
+    if (failure_why[rank] == NULL)
+        gv_fatal("out of memory recording rank %d's failure", rank);
+    gv__ctx.failed_owed = 1;
+    if (gv__peer_failed_hook != NULL)
+        gv__peer_failed_hook(rank);
+    return 0;
 }

@@ -10,6 +10,19 @@
 int gv__log_level = GV_LOG_WARN;
 int gv__log_rank  = -1;
 
+/* The last error logged on each thread, for gv_last_error(). */
+static __thread char last_error[1024];
+
+const char *gv_last_error(void)
+{
+    return last_error;
+}
+
+void gv__last_error_clear(void)
+{
+    last_error[0] = '\0';
+}
+
 static const char *level_names[] = {"FATAL", "ERROR", "WARN", "INFO",
                                     "DEBUG", "TRACE"};
 
@@ -29,6 +42,8 @@ static void vlog(int level, const char *file, int line, const char *func,
     errno = saved; /* so that %m in fmt reports the caller's errno */
     if ((off >= 0) && ((size_t)off < sizeof(msg)))
         vsnprintf(msg + off, sizeof(msg) - (size_t)off, fmt, ap);
+    if (level <= GV_LOG_ERROR)
+        memcpy(last_error, msg, sizeof(last_error));
     /* One write per line so that lines from many ranks do not interleave. */
     fprintf(stderr, "%s\n", msg);
     errno = saved;

@@ -24,6 +24,8 @@ extern int gv__log_rank;   /* -1 until the rank is known */
 
 void gv__log(int level, const char *file, int line, const char *func,
              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Forget the calling thread's last error (gv_last_error()). */
+void gv__last_error_clear(void);
 void gv__fatal(const char *file, int line, const char *func,
                const char *fmt, ...)
     __attribute__((noreturn, format(printf, 4, 5)));

@@ -30,7 +30,10 @@ static void report(int rank, const char *what, uint64_t ns)
     unsigned long long  s  = ns / 1000000000ull;
     const char         *tl = gv_transport_name();
 
-    if (rank >= 0)
+    /* The main thread is inside the library and cannot run a host's
+     * peer-failure callback (nor may this thread touch its state): with
+     * one installed, this stops the job all the same, below. */
+    if ((rank >= 0) && (gv__ctx.failed == NULL))
         gv__peer_failed(rank, "this rank waited %llu s (GV_TIMEOUT_S) inside "
                         "%s for it. It is stopped or stuck, or ran that "
                         "long without calling into Grapevine (raise "
@@ -38,6 +41,9 @@ static void report(int rank, const char *what, uint64_t ns)
                         s, what);
     if (gv__ctx.finalizing)
         return;
+    if (rank >= 0)
+        gv_error("rank %d did not answer for %llu s (GV_TIMEOUT_S) while "
+                 "this rank waited inside %s for it", rank, s, what);
     snprintf(line, sizeof(line), "rank %d was stuck for %llu s "
              "(GV_TIMEOUT_S) inside %s (transport %s): the network library "
              "did not return. Either it waits there for a rank that is "

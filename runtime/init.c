@@ -14,6 +14,8 @@
 #include "dsm/dsm_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static void  *heap;     /* when the transport has none */
@@ -37,7 +39,78 @@ static void heap_alloc(gv_tl_t *tl, size_t len)
     gv__rma_start(tl, heap, len);
 }
 
-gv_status_t gv_init(int *argc_p, char ***argv_p)
+/* The bootstrap outlives gv_finalize where it can start the job again
+ * (gvrun, a single rank): a later gv_init reuses it, and it says goodbye
+ * to the launcher at exit. MPI and PMIx initialize once per process: their
+ * bootstrap closes at gv_finalize, and a later gv_init is refused. */
+static gv_boot_t  *kept_boot;
+static const char *closed_boot; /* the name of one that cannot reopen */
+
+static void kept_boot_fini(void)
+{
+    if (kept_boot != NULL)
+        gv__boot_fini(kept_boot);
+    kept_boot = NULL;
+}
+
+static int boot_reusable(const gv_boot_t *boot)
+{
+    return (strcmp(boot->ops->name, "gvrun") == 0) ||
+           (strcmp(boot->ops->name, "single") == 0);
+}
+
+void gv_init_opts_default(gv_init_opts_t *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->layers       = GV_LAYERS_MESSAGES;
+    opts->bind         = GV_INIT_BIND_NONE;
+    opts->thread_level = GV_THREAD_FUNNELED;
+    opts->errors_fatal = 0;
+}
+
+gv_thread_level_t gv_thread_level(void)
+{
+    return (gv_thread_level_t)gv__ctx.thread_level;
+}
+
+static gv_status_t opts_check(const gv_init_opts_t *opts)
+{
+    if (opts == NULL) {
+        gv_error("gv_init_opts: opts must not be NULL (fill it with "
+                 "gv_init_opts_default)");
+        return GV_ERR_INVALID;
+    }
+    if ((opts->layers < GV_LAYERS_MESSAGES) || (opts->layers > GV_LAYERS_ALL)) {
+        gv_error("gv_init_opts: layers %d is not one of GV_LAYERS_MESSAGES "
+                 "(1), GV_LAYERS_HEAP (2), GV_LAYERS_ALL (3)",
+                 (int)opts->layers);
+        return GV_ERR_INVALID;
+    }
+    if ((opts->bind != GV_INIT_BIND_NONE) && (opts->bind != GV_INIT_BIND_ENV)) {
+        gv_error("gv_init_opts: bind %d is not GV_INIT_BIND_NONE (0) or "
+                 "GV_INIT_BIND_ENV (1)", (int)opts->bind);
+        return GV_ERR_INVALID;
+    }
+    if (opts->thread_level == GV_THREAD_MULTIPLE) {
+        gv_error("gv_init_opts: GV_THREAD_MULTIPLE is not offered (calls "
+                 "from many threads at once); use GV_THREAD_SERIALIZED with "
+                 "a lock of your own around every call");
+        return GV_ERR_UNSUPPORTED;
+    }
+    if ((opts->thread_level < GV_THREAD_SINGLE) ||
+        (opts->thread_level > GV_THREAD_MULTIPLE)) {
+        gv_error("gv_init_opts: thread level %d is not one of "
+                 "GV_THREAD_SINGLE (0), FUNNELED (1), SERIALIZED (2)",
+                 (int)opts->thread_level);
+        return GV_ERR_INVALID;
+    }
+    return GV_OK;
+}
+
+/* Set when init failed on a bad GV_* value: gv_init exits then. */
+static int config_error;
+
+static gv_status_t init(const gv_init_opts_t *opts)
 {
     char           err[512];
     gv_tl_params_t params;
@@ -45,39 +118,64 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     gv_boot_t     *boot;
     gv_tl_t       *tl;
 
+    gv__last_error_clear();
+    config_error = 0;
+    status = opts_check(opts);
+    if (status != GV_OK)
+        return status;
     if (gv__ctx.initialized) {
-        gv_error("gv_init called twice");
+        gv_error("gv_init called twice (without gv_finalize between)");
         return GV_ERR_STATE;
     }
     if (gv__env_parse(err, sizeof(err)) != GV_OK) {
-        fprintf(stderr, "[----] ERROR runtime/init.c gv_init: %s\n", err);
-        exit(1);
+        gv_error("%s", err);
+        config_error = 1;
+        return GV_ERR_INVALID;
     }
-    status = gv__boot_init(gv__env.TRANSPORT, &boot);
+    status = gv__tl_name_check(gv__env.TRANSPORT);
     if (status != GV_OK)
-        return status;
-    gv__ctx.boot = boot;
-    gv__ctx.rank = boot->rank;
-    gv__ctx.size = boot->size;
-    /* gvrun already warned once for the job. */
-    if ((boot->rank == 0) && !gv__env.BOOT_FD_set)
-        gv__env_warn_unknown();
-    if (gv__env.BIND == GV_BIND_CORE)
-        gv__topo_bind(boot->local_rank, boot->local_size);
+        return status; /* GV_ERR_NOT_FOUND: returned by gv_init too */
+    if (closed_boot != NULL) {
+        gv_error("gv_init after gv_finalize: the %s bootstrap initializes "
+                 "once per process (MPI and PMIx cannot start again); start "
+                 "the ranks with gvrun to finalize and init again",
+                 closed_boot);
+        return GV_ERR_UNSUPPORTED;
+    }
+    if (kept_boot != NULL) {
+        boot      = kept_boot;
+        kept_boot = NULL;
+    } else {
+        status = gv__boot_init(gv__env.TRANSPORT, &boot);
+        if (status != GV_OK)
+            return status;
+        /* gvrun already warned once for the job. */
+        if ((boot->rank == 0) && !gv__env.BOOT_FD_set)
+            gv__env_warn_unknown();
+        if ((opts->bind == GV_INIT_BIND_ENV) && (gv__env.BIND == GV_BIND_CORE))
+            gv__topo_bind(boot->local_rank, boot->local_size);
+    }
+    gv__ctx.boot         = boot;
+    gv__ctx.rank         = boot->rank;
+    gv__ctx.size         = boot->size;
+    gv__ctx.thread_level = opts->thread_level;
+    gv__ctx.layers       = opts->layers;
     gv__wait_init(boot);
+    gv__failures_init(boot->size);
 
     memset(&params, 0, sizeof(params));
-    params.heap_size = gv__env.HEAP;
+    params.heap_size = (opts->layers >= GV_LAYERS_HEAP) ? gv__env.HEAP : 0;
     gv__am_params(&params);
     status = gv__tl_open(gv__env.TRANSPORT, boot, &params, &tl);
     if (status != GV_OK)
         goto err_boot;
     gv__ctx.tl      = tl;
     gv__ctx.tl_name = tl->ops->name;
+    gv__live_init(boot);
     /* What GV_AMO=native needs: refused here, so that a job that asks for
      * it over a transport without it never runs with every delegate
      * failing (every rank has the same environment and transport). */
-    if ((gv__env.AMO == GV_AMO_NATIVE) &&
+    if ((opts->layers >= GV_LAYERS_HEAP) && (gv__env.AMO == GV_AMO_NATIVE) &&
         ((tl->attr.caps & (GV_TL_CAP_ATOMIC64 | GV_TL_CAP_RMA)) !=
          (GV_TL_CAP_ATOMIC64 | GV_TL_CAP_RMA))) {
         gv_error("GV_AMO=native, but transport %s has no native remote %s "
@@ -89,13 +187,16 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     }
     status     = gv__am_start(tl);
     if (status != GV_OK)
-        goto err_tl;
+        goto err_am;
     gv__team_init();
-    heap_alloc(tl, params.heap_size);
+    if (opts->layers >= GV_LAYERS_HEAP)
+        heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;
     gv__monitor_start();
-    gv__task_init();
-    gv__dsm_init();
+    if (opts->layers >= GV_LAYERS_ALL) {
+        gv__task_init();
+        gv__dsm_init();
+    }
     if (gv__env.INFO && (boot->rank == 0)) {
         char caps[64];
         gv__tl_caps_str(tl->attr.caps, caps, sizeof(caps));
@@ -106,36 +207,104 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         gv__env_print(stderr, 0);
     }
     gv_barrier();
+    gv__am_announce_kept();
     return GV_OK;
 
+err_am:
+    gv__am_fini();
 err_tl:
+    gv__live_fini();
     gv__tl_close(tl);
     gv__ctx.tl      = NULL;
     gv__ctx.tl_name = NULL;
 err_boot:
-    gv__boot_fini(boot);
+    gv__failures_fini();
+    if (boot_reusable(boot)) {
+        kept_boot = boot; /* the job goes on; a later init may succeed */
+    } else {
+        closed_boot = boot->ops->name;
+        gv__boot_fini(boot);
+    }
     gv__ctx.boot = NULL;
     return status;
 }
 
+static int exit_registered;
+
+static gv_status_t init_or_die(const gv_init_opts_t *opts, int fatal)
+{
+    gv_status_t status = init(opts);
+
+    if (!exit_registered) {
+        exit_registered = 1;
+        atexit(kept_boot_fini);
+    }
+    if ((status != GV_OK) && fatal) {
+        fprintf(stderr, "[----] grapevine: gv_init failed (%s); exiting\n",
+                gv_status_name(status));
+        exit(1);
+    }
+    return status;
+}
+
+gv_status_t gv_init_opts(const gv_init_opts_t *opts)
+{
+    return init_or_die(opts, (opts != NULL) && opts->errors_fatal);
+}
+
+gv_status_t gv_init(int *argc_p, char ***argv_p)
+{
+    gv_init_opts_t opts;
+
+    (void)argc_p;
+    (void)argv_p;
+    opts.layers       = GV_LAYERS_ALL;
+    opts.bind         = GV_INIT_BIND_ENV;
+    opts.thread_level = GV_THREAD_SINGLE;
+    opts.errors_fatal = 0;
+    /* A bad GV_* value exits, as it always did; anything else is returned
+     * (already logged). */
+    {
+        gv_status_t status = init_or_die(&opts, 0);
+
+        if (config_error)
+            exit(1);
+        return status;
+    }
+}
+
 void gv_finalize(void)
 {
+    int failed;
+
     if (!gv__ctx.initialized)
         return;
-    gv_barrier();
-    gv_am_wait_local();
-    gv__dsm_fini();
-    gv__task_fini();
-    gv_barrier();
+    /* After a peer failed, no collective can complete: tear this rank
+     * down alone. */
+    failed = gv__ctx.nfailed > 0;
+    if (!failed) {
+        gv_barrier();
+        gv_am_wait_local();
+    }
+    if (gv__ctx.layers >= GV_LAYERS_ALL) {
+        gv__dsm_fini();
+        gv__task_fini();
+    }
+    if (!failed)
+        gv_barrier();
     if (gv__env.STATS)
         gv__am_stats_print();
     /* From here a peer closing its connection is expected. The boot
      * barrier makes sure every rank knows that before anyone closes. */
     gv__ctx.finalizing = 1;
     gv__monitor_stop();
-    gv__boot_barrier(gv__ctx.boot);
-    gv__rma_fini();
+    if (!failed)
+        gv__boot_barrier(gv__ctx.boot);
+    if (gv__ctx.layers >= GV_LAYERS_HEAP)
+        gv__rma_fini();
     gv__team_fini();
+    gv__wait_fini();
+    gv__live_fini();
     gv__tl_close(gv__ctx.tl);
     gv__ctx.tl      = NULL;
     gv__ctx.tl_name = NULL;
@@ -143,9 +312,16 @@ void gv_finalize(void)
     if (heap != NULL)
         munmap(heap, heap_len);
     heap = NULL;
-    gv__boot_fini(gv__ctx.boot);
+    if (boot_reusable(gv__ctx.boot)) {
+        kept_boot = gv__ctx.boot;
+    } else {
+        closed_boot = gv__ctx.boot->ops->name;
+        gv__boot_fini(gv__ctx.boot);
+    }
+    gv__failures_fini();
     gv__ctx.boot        = NULL;
     gv__ctx.initialized = 0;
     gv__ctx.finalizing  = 0;
+    gv__ctx.layers      = 0;
     gv__progress_hooks_clear();
 }

@@ -70,8 +70,9 @@ static void print_transports(void)
         }
         if (strcmp(e->name, "mpi") == 0) {
             printf("  %-5s built; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
-                   "MPI_TAG_UB allows); needs mpirun/srun (not probed "
-                   "here)\n", e->name);
+                   "MPI_TAG_UB allows), never WAIT_FD (MPI has no "
+                   "descriptor to sleep on: a host polls gv_progress); "
+                   "needs mpirun/srun (not probed here)\n", e->name);
             continue;
         }
         memset(&tl, 0, sizeof(tl));
@@ -91,6 +92,10 @@ static void print_transports(void)
                tl.attr.detail);
         e->ops->fini(&tl);
     }
+    printf("WAIT_FD: gv_wait_fd() gives a descriptor a host's event loop "
+           "sleeps on; ofi has it only with an fd wait object "
+           "(GV_OFI_WAIT=fd, where the provider has one); without it a "
+           "host polls gv_progress()\n");
 }
 
 int main(int argc, char **argv)

@@ -48,6 +48,9 @@ static rank_t  *ranks;
 static int      nranks;
 static int      nalive;
 static int      stopping;      /* already stopping the job */
+static int      keep_going;    /* --keep-going: a rank's death is the
+                                  other ranks' business (their
+                                  peer-failure callback) */
 static int      exit_code;
 static uint64_t round_start_ns;
 /* A rank that aborts often does so because it saw a peer die; wait a
@@ -62,11 +65,16 @@ static struct {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: gvrun -n N [--timeout SECONDS] program [args...]\n"
+            "usage: gvrun -n N [--timeout SECONDS] [--keep-going] program "
+            "[args...]\n"
             "Starts N ranks of program on this machine.\n"
             "  -n, --np N         number of ranks (1..4096)\n"
             "  -t, --timeout S    stop the job after S seconds, 0..1000000000"
             " (0: never)\n"
+            "  -k, --keep-going   a rank that dies does not stop the others "
+            "(they handle it\n"
+            "                     with gv_on_peer_failure); the exit status "
+            "is still its failure\n"
             "  -h, --help         this text\n"
             "Ranks read GV_* variables from the environment (gvinfo -c).\n");
 }
@@ -168,6 +176,16 @@ static void judge_exit(int i)
         int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                        : (WEXITSTATUS(status) != 0
                                               ? WEXITSTATUS(status) : 1);
+
+        if (keep_going) {
+            fprintf(stderr, "gvrun: rank %d (pid %d) %s; the other %d "
+                    "rank%s go on (--keep-going)\n", i, (int)ranks[i].pid,
+                    describe(status, why, sizeof(why)), nalive,
+                    (nalive == 1) ? "" : "s");
+            if (exit_code == 0)
+                exit_code = code;
+            return;
+        }
         fprintf(stderr, "gvrun: rank %d (pid %d) %s%s; stopping the other "
                 "%d rank%s\n", i, (int)ranks[i].pid,
                 describe(status, why, sizeof(why)),
@@ -520,6 +538,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         {"np", required_argument, NULL, 'n'},
         {"timeout", required_argument, NULL, 't'},
+        {"keep-going", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     char          err[512];
@@ -532,7 +551,7 @@ int main(int argc, char **argv)
 
     gv__log_level = GV_LOG_WARN;
     nranks        = 0;
-    while ((c = getopt_long(argc, argv, "+n:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+n:t:kh", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
             if (parse_count(optarg, 1, NRANKS_MAX, &np) != 0) {
@@ -549,6 +568,9 @@ int main(int argc, char **argv)
                         "%ld\n", optarg, TIMEOUT_MAX_S);
                 return 2;
             }
+            break;
+        case 'k':
+            keep_going = 1;
             break;
         case 'h':
             usage(stdout);

@@ -1909,6 +1909,28 @@ static void ofi_wait(gv_tl_t *tl, unsigned timeout_us)
         o->npend = (size_t)n;
 }
 
+/* The host sleeps on the CQ's wait object (fi_control FI_GETWAIT), armed
+ * with fi_trywait, which says -FI_EAGAIN while completions or provider
+ * work wait (rxm over tcp says so often; the host then progresses and
+ * arms again). Completions wait() read and progress() has not handled
+ * count as pending too. */
+static int ofi_wait_fd(gv_tl_t *tl)
+{
+    return ((ofi_t *)tl->priv)->wait_fd;
+}
+
+static gv_status_t ofi_arm(gv_tl_t *tl)
+{
+    ofi_t     *o = tl->priv;
+    struct fid *fids[1];
+
+    if (o->npend > 0)
+        return GV_INPROGRESS;
+    fids[0] = &o->cq->fid;
+    return (fi_trywait(o->fabric, fids, 1) == FI_SUCCESS) ? GV_OK
+                                                          : GV_INPROGRESS;
+}
+
 /* --- init / fini -------------------------------------------------------- */
 
 static void close_fid(struct fid *fid, const char *what)
@@ -2229,8 +2251,9 @@ static gv_status_t setup_memory(ofi_t *o, gv_tl_t *tl)
         o->rbuf_desc = fi_mr_desc(o->rbuf_mr);
     }
 
-    /* The heap, when we have one-sided operations. */
-    if (o->has_rma) {
+    /* The heap, when we have one-sided operations and the layers above
+     * want one (gv_init_opts may start messages only). */
+    if (o->has_rma && (tl->params.heap_size != 0)) {
         uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE;
         if (o->mr_local)
             access |= local;
@@ -2614,7 +2637,7 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         o->amo_ok[GV_TL_AMO_CSWAP] && o->amo_ok[GV_TL_AMO_SWAP])
         tl->attr.caps |= GV_TL_CAP_ATOMIC64;
     if (o->wait_fd >= 0)
-        tl->attr.caps |= GV_TL_CAP_WAIT;
+        tl->attr.caps |= GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_FD;
     tl->attr.heap_base = o->heap;
     /* A request or reply of 16 KiB or more goes from the caller's memory:
      * against copying it first, a 32768-byte hop over shm took 9.1 us less
@@ -2815,6 +2838,8 @@ const gv_tl_ops_t gv_tl_ofi_ops = {
     .am_send  = ofi_am_send,
     .am_send_id = ofi_am_send_id,
     .wait     = ofi_wait,
+    .wait_fd  = ofi_wait_fd,
+    .arm      = ofi_arm,
     .put      = ofi_put,
     .get      = ofi_get,
     .atomic64 = ofi_atomic64,

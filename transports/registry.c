@@ -30,12 +30,13 @@ const size_t gv__tl_nbuiltin = sizeof(gv__tl_builtin) /
 
 void gv__tl_caps_str(uint32_t caps, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s%s%s%s%s", (caps & GV_TL_CAP_AM) ? "AM" : "",
+    snprintf(buf, len, "%s%s%s%s%s%s%s", (caps & GV_TL_CAP_AM) ? "AM" : "",
              (caps & GV_TL_CAP_RMA) ? ",RMA" : "",
              (caps & GV_TL_CAP_ATOMIC64) ? ",ATOMIC64" : "",
              (caps & GV_TL_CAP_WAIT) ? ",WAIT" : "",
              (caps & GV_TL_CAP_WAIT_SEND) ? ",WAIT_SEND" : "",
-             (caps & GV_TL_CAP_AM_ID) ? ",AM_ID" : "");
+             (caps & GV_TL_CAP_AM_ID) ? ",AM_ID" : "",
+             (caps & GV_TL_CAP_WAIT_FD) ? ",WAIT_FD" : "");
 }
 
 gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
@@ -61,6 +62,8 @@ gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
         bad = "GV_TL_CAP_WAIT_SEND without GV_TL_CAP_WAIT";
     else if ((caps & GV_TL_CAP_AM_ID) && !ops->am_send_id)
         bad = "GV_TL_CAP_AM_ID without an am_send_id slot";
+    else if ((caps & GV_TL_CAP_WAIT_FD) && !(ops->wait_fd && ops->arm))
+        bad = "GV_TL_CAP_WAIT_FD without wait_fd and arm slots";
     if (bad == NULL)
         return GV_OK;
     snprintf(why, len, "%s", bad);

@@ -87,7 +87,9 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define SHM_MAGIC      0x4756534d48524e47ull /* "GNRHMSVG" */
@@ -126,9 +128,13 @@ typedef struct {
  * it; read by every sender after every message (a shared line, so the
  * read is an L1 hit until someone sleeps). */
 typedef struct {
-    uint32_t sleeping;
+    uint32_t sleeping;  /* WAKE_FUTEX | WAKE_FD */
     uint32_t doorbell;  /* futex word: bumped before FUTEX_WAKE */
 } shm_wake_t;
+/* How the owner sleeps: in wait() on the doorbell, or in the host's loop
+ * on its kick socket (gv_wait_fd). */
+#define WAKE_FUTEX 1u
+#define WAKE_FD    2u
 
 /* What each rank contributes to the exchanges during init. */
 typedef struct {
@@ -187,6 +193,10 @@ typedef struct {
     uint64_t       *pending;     /* hint bits taken but not drained */
     shm_wake_t     *wake;        /* own */
     uint64_t       *hint;        /* own */
+    /* Sleeping on an fd (see "Waking the host" below). */
+    int             ksock;       /* bound: kicks arrive here */
+    int             tsock;       /* unbound: we kick peers from it */
+    uint64_t        job_id;
     gv_tl_recv_cb   recv_cb;
     void           *recv_arg;
     /* Counters, printed at fini with GV_STATS. */
@@ -490,8 +500,12 @@ static void peers_unmap(shm_t *s)
     }
 }
 
+static void wake_fd_close(shm_t *s);
+static int  wake_fd_open(shm_t *s);
+
 static void shm_free(shm_t *s)
 {
+    wake_fd_close(s);
     peers_unmap(s);
     gv_free(s->pending);
     gv_free(s->poll);
@@ -573,6 +587,8 @@ static gv_status_t shm_init(gv_tl_t *tl)
     s->poll    = gv_calloc((size_t)s->size, sizeof(*s->poll));
     s->recv_cb = tl->params.recv_cb;
     s->recv_arg = tl->params.recv_arg;
+    s->ksock   = s->tsock = -1;
+    s->job_id  = boot->job_id;
 
     /* Every failure from here to the first exchange is reported through
      * it, so that no rank waits for one that gave up. */
@@ -617,6 +633,8 @@ static gv_status_t shm_init(gv_tl_t *tl)
     tl->priv           = s;
     tl->attr.caps      = GV_TL_CAP_AM | GV_TL_CAP_RMA | GV_TL_CAP_ATOMIC64 |
                          GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_SEND;
+    if (wake_fd_open(s) == 0)
+        tl->attr.caps |= GV_TL_CAP_WAIT_FD;
     tl->attr.max_msg   = s->max_msg;
     /* Every send is copied into the ring before am_send returns: the AM
      * layer may hand over frames without copying them first. */
@@ -662,12 +680,21 @@ static void shm_fini(gv_tl_t *tl)
 /* ------------------------------------------------------------------ */
 /* Messages.                                                           */
 
-static void wake_owner(shm_t *s, shm_wake_t *w)
+static void kick(shm_t *s, int rank);
+
+static void wake_owner(shm_t *s, shm_wake_t *w, int rank)
 {
+    uint32_t how;
+
     /* Only the sender that takes the flag pays for the system call. */
-    if (__atomic_exchange_n(&w->sleeping, 0, __ATOMIC_SEQ_CST)) {
+    how = __atomic_exchange_n(&w->sleeping, 0, __ATOMIC_SEQ_CST);
+    if (how & WAKE_FUTEX) {
         __atomic_fetch_add(&w->doorbell, 1, __ATOMIC_SEQ_CST);
         futex(&w->doorbell, FUTEX_WAKE, 1, NULL);
+        s->n_wakes++;
+    }
+    if (how & WAKE_FD) {
+        kick(s, rank);
         s->n_wakes++;
     }
 }
@@ -788,7 +815,7 @@ static gv_status_t shm_am_send(gv_tl_t *tl, int dst, const void *hdr,
     }
     if (__builtin_expect(__atomic_load_n(&p->tx_wake->sleeping,
                                          __ATOMIC_SEQ_CST), 0))
-        wake_owner(s, p->tx_wake);
+        wake_owner(s, p->tx_wake, dst);
     return GV_OK;
 }
 
@@ -864,7 +891,7 @@ static unsigned rx_drain(shm_t *s, int src, int *empty_p)
             p->rx_pub = p->rx_head;
             if (__atomic_load_n(p->rx_want_p, __ATOMIC_SEQ_CST) &&
                 __atomic_exchange_n(p->rx_want_p, 0, __ATOMIC_SEQ_CST))
-                wake_owner(s, p->tx_wake);
+                wake_owner(s, p->tx_wake, src);
         }
     }
     return n;
@@ -963,7 +990,7 @@ static void shm_wait(gv_tl_t *tl, unsigned timeout_us)
     bell = __atomic_load_n(&s->wake->doorbell, __ATOMIC_SEQ_CST);
     /* Store the flag, then look (seq_cst both): a sender stores its
      * record, then looks at the flag; one of us sees the other. */
-    __atomic_store_n(&s->wake->sleeping, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_or(&s->wake->sleeping, WAKE_FUTEX, __ATOMIC_SEQ_CST);
     if (!shm_ready(s)) {
         ts.tv_sec  = timeout_us / 1000000u;
         ts.tv_nsec = (long)(timeout_us % 1000000u) * 1000;
@@ -972,7 +999,95 @@ static void shm_wait(gv_tl_t *tl, unsigned timeout_us)
         futex(&s->wake->doorbell, FUTEX_WAIT, bell, &ts);
         s->n_sleeps++;
     }
-    __atomic_store_n(&s->wake->sleeping, 0, __ATOMIC_RELAXED);
+    __atomic_fetch_and(&s->wake->sleeping, ~WAKE_FUTEX, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ */
+/* Waking the host (gv_wait_fd). A futex cannot wake an epoll loop, and an
+ * eventfd cannot be handed to another process without a socket to pass
+ * it through (or ptrace rights, for pidfd_getfd), so each rank binds an
+ * abstract-namespace datagram socket named after the job and its rank
+ * (nothing in the file system; it vanishes with the socket): that socket
+ * is the fd. arm() drains it, sets WAKE_FD in its sleeping word, and
+ * looks at its rings once more (seq_cst, as wait() does); a sender that
+ * takes the flag sends one empty datagram, which makes the socket
+ * readable. A dead peer is the core's business (core/liveness.c). */
+
+static void kick_addr(const shm_t *s, int rank, struct sockaddr_un *a,
+                      socklen_t *len_p)
+{
+    int n;
+
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "gv-%llx-%d",
+                 (unsigned long long)s->job_id, rank);
+    *len_p = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+static void kick(shm_t *s, int rank)
+{
+    struct sockaddr_un a;
+    socklen_t          len;
+
+    if (s->tsock < 0)
+        return;
+    kick_addr(s, rank, &a, &len);
+    /* A full socket buffer (EAGAIN) already holds a kick. */
+    (void)sendto(s->tsock, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL,
+                 (struct sockaddr *)&a, len);
+}
+
+static void wake_fd_close(shm_t *s)
+{
+    if (s->ksock >= 0)
+        close(s->ksock);
+    if (s->tsock >= 0)
+        close(s->tsock);
+    s->ksock = s->tsock = -1;
+}
+
+/* 0, or -1 (logged at info) when this rank cannot offer the fd. */
+static int wake_fd_open(shm_t *s)
+{
+    struct sockaddr_un a;
+    socklen_t          len;
+
+    s->ksock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    s->tsock = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if ((s->ksock < 0) || (s->tsock < 0)) {
+        gv_info("shm: no descriptor to sleep on: %m");
+        wake_fd_close(s);
+        return -1;
+    }
+    kick_addr(s, s->rank, &a, &len);
+    if (bind(s->ksock, (struct sockaddr *)&a, len) != 0) {
+        gv_info("shm: binding the kick socket @%s failed: %m", a.sun_path + 1);
+        wake_fd_close(s);
+        return -1;
+    }
+    return 0;
+}
+
+static int shm_wait_fd(gv_tl_t *tl)
+{
+    return ((shm_t *)tl->priv)->ksock;
+}
+
+static gv_status_t shm_arm(gv_tl_t *tl)
+{
+    shm_t *s = tl->priv;
+    char   b;
+
+    while (recv(s->ksock, &b, sizeof(b), MSG_DONTWAIT) >= 0)
+        ;
+    /* Store the flag, then look (seq_cst both), as wait() does. */
+    __atomic_fetch_or(&s->wake->sleeping, WAKE_FD, __ATOMIC_SEQ_CST);
+    if (shm_ready(s)) {
+        __atomic_fetch_and(&s->wake->sleeping, ~WAKE_FD, __ATOMIC_SEQ_CST);
+        return GV_INPROGRESS;
+    }
+    return GV_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1080,6 +1195,8 @@ const gv_tl_ops_t gv_tl_shm_ops = {
     .progress = shm_progress,
     .am_send  = shm_am_send,
     .wait     = shm_wait,
+    .wait_fd  = shm_wait_fd,
+    .arm      = shm_arm,
     .put      = shm_put,
     .get      = shm_get,
     .atomic64 = shm_atomic64,

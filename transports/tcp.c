@@ -901,6 +901,24 @@ static void tcp_wait(gv_tl_t *tl, unsigned timeout_us)
     t->nstash = (n > 0) ? n : 0;
 }
 
+/* The host sleeps on our epoll set itself (an epoll fd is readable while
+ * one of its descriptors is ready): a message, send room (EPOLLOUT is
+ * armed while a send queue waits), a new or closed connection. */
+static int tcp_wait_fd(gv_tl_t *tl)
+{
+    return ((tcp_tl_t *)tl->priv)->epfd;
+}
+
+/* Events wait() collected but progress() has not handled are the only
+ * ones the fd would not show; a stranger that owes us its key expires at
+ * a deadline, which needs a poll then. */
+static gv_status_t tcp_arm(gv_tl_t *tl)
+{
+    tcp_tl_t *t = tl->priv;
+
+    return ((t->nstash > 0) || (t->npending > 0)) ? GV_INPROGRESS : GV_OK;
+}
+
 /* ---- init and fini ---------------------------------------------------- */
 
 /* Where to listen: loopback for a one-node job, GV_TCP_IFACE otherwise. */
@@ -1176,7 +1194,7 @@ static gv_status_t tcp_init(gv_tl_t *tl)
     gv_free(all);
 
     tl->priv          = t;
-    tl->attr.caps     = GV_TL_CAP_AM | GV_TL_CAP_WAIT;
+    tl->attr.caps     = GV_TL_CAP_AM | GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_FD;
     tl->attr.max_msg  = GV_TCP_FRAME_MAX_PAYLOAD;
     /* Every send is sent or copied into the send queue in the call (or
      * refused): the AM layer may hand over frames without copying them. */
@@ -1277,6 +1295,8 @@ const gv_tl_ops_t gv_tl_tcp_ops = {
     .progress = tcp_progress,
     .am_send  = tcp_am_send,
     .wait     = tcp_wait,
+    .wait_fd  = tcp_wait_fd,
+    .arm      = tcp_arm,
     .put      = NULL,
     .get      = NULL,
     .atomic64 = NULL,

@@ -2,7 +2,9 @@
  * bits, and the registry that picks one from GV_TRANSPORT. Internal: nothing
  * above transports/ names a backend. SPDX-License-Identifier: BSD-3-Clause
  *
- * Threading: every call happens on the rank's one thread.
+ * Threading: calls never overlap (the thread level the host chose,
+ * grapevine/core.h, is at most SERIALIZED); they may come from different
+ * threads one after the other, so a transport keeps no per-thread state.
  *
  * Messages. A transport delivers byte messages reliably and in order per
  * pair of ranks. The upper layer (aggregator/) gives each message a header
@@ -38,8 +40,21 @@
  * than it was asked to).
  *
  * Peer failure: a transport that notices a peer is gone calls
- * gv__peer_failed(rank, reason), which stops the job (or returns 0 during
- * finalize, when the transport just forgets the peer).
+ * gv__peer_failed(rank, reason), which stops the job, or returns 0 (during
+ * finalize, or when the host installed a peer-failure callback): the
+ * transport then forgets the peer, and from then on answers every send
+ * and one-sided operation to it with GV_ERR_UNREACHABLE (never
+ * GV_ERR_NO_RESOURCE, which the layer above would retry forever) and
+ * completes what it held for it with an error.
+ *
+ * Sleeping on an fd (GV_TL_CAP_WAIT_FD): wait_fd() gives a descriptor
+ * that becomes readable when progress() may find something (a message, a
+ * completion, send space that was refused, a peer's death where the
+ * transport notices it); arm() is the race-free step before sleeping:
+ * GV_OK if nothing is pending, so that any later event makes the fd
+ * readable; GV_INPROGRESS if events are pending (the caller progresses and
+ * arms again). Level-triggered from the host's point of view: a wake-up
+ * stays visible until the next arm() or progress().
  */
 #ifndef GV_TRANSPORTS_TRANSPORT_H
 #define GV_TRANSPORTS_TRANSPORT_H
@@ -61,6 +76,8 @@ enum {
                                       that was refused frees up */
     GV_TL_CAP_AM_ID    = 1u << 5, /* am_send_id: a 16-bit id beside the
                                      payload, outside the message */
+    GV_TL_CAP_WAIT_FD  = 1u << 6, /* wait_fd, arm: an fd the host sleeps
+                                     on (gv_wait_fd) */
 };
 
 typedef enum {
@@ -190,6 +207,10 @@ struct gv_tl_ops {
     /* Mandatory when RMA or ATOMIC64: complete every one-sided op issued so
      * far to dst (-1: to every rank). GV_OK or GV_INPROGRESS (req->cb). */
     gv_status_t (*flush)(gv_tl_t *tl, int dst, gv_req_t *req);
+    /* Optional (GV_TL_CAP_WAIT_FD), see "Sleeping on an fd" above. The
+     * same descriptor from init to fini; the transport owns it. */
+    int         (*wait_fd)(gv_tl_t *tl);
+    gv_status_t (*arm)(gv_tl_t *tl);
 };
 
 /* A registry row: a backend that was not built keeps its row with a reason. */

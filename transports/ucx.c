@@ -1366,6 +1366,25 @@ static void ucx_wait(gv_tl_t *tl, unsigned timeout_us)
         gv_debug("ucx: ppoll on the worker fd: %m");
 }
 
+/* The host sleeps on the worker's event fd (ucp_worker_get_efd); arming
+ * is ucp_worker_arm, which answers BUSY while events wait. */
+static int ucx_wait_fd(gv_tl_t *tl)
+{
+    return ((ucx_tl_t *)tl->priv)->efd;
+}
+
+static gv_status_t ucx_arm(gv_tl_t *tl)
+{
+    ucx_tl_t    *ux = tl->priv;
+    ucs_status_t s  = ucp_worker_arm(ux->worker);
+
+    if (s == UCS_OK)
+        return GV_OK;
+    if (s != UCS_ERR_BUSY)
+        gv_debug("ucx: ucp_worker_arm: %s", ucs_status_string(s));
+    return GV_INPROGRESS;
+}
+
 /* -------------------------------------------------------------------- */
 /* Setup and teardown                                                    */
 /* -------------------------------------------------------------------- */
@@ -2032,7 +2051,7 @@ static gv_status_t ucx_init(gv_tl_t *tl)
         tl->attr.heap_base = ux->heap;
     }
     if (ux->efd >= 0)
-        tl->attr.caps |= GV_TL_CAP_WAIT;
+        tl->attr.caps |= GV_TL_CAP_WAIT | GV_TL_CAP_WAIT_FD;
     if (tl->params.recv_id_cb != NULL)
         tl->attr.caps |= GV_TL_CAP_AM_ID;
     ucx_detail(ux);
@@ -2071,7 +2090,9 @@ static void ucx_fini(gv_tl_t *tl)
     /* 2. Nobody closes before everybody has flushed, so a peer never sees
      * an endpoint vanish while it still has traffic for it. */
     ux->closing = 1;
-    status      = gv__boot_barrier(tl->boot);
+    /* After a peer failed (the host handles it) no collective completes,
+     * the bootstrap's neither: close alone. */
+    status = (gv__ctx.nfailed > 0) ? GV_OK : gv__boot_barrier(tl->boot);
     if (status != GV_OK)
         gv_debug("ucx: fini barrier: %s", gv_status_str(status));
     /* 3. Close, unmap, destroy. */
@@ -2097,6 +2118,8 @@ const gv_tl_ops_t gv_tl_ucx_ops = {
     .am_send  = ucx_am_send,
     .am_send_id = ucx_am_send_id,
     .wait     = ucx_wait,
+    .wait_fd  = ucx_wait_fd,
+    .arm      = ucx_arm,
     .put      = ucx_put,
     .get      = ucx_get,
     .atomic64 = ucx_atomic64,

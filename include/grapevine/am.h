@@ -1,4 +1,7 @@
 /* Grapevine active messages: register handlers, send, barrier.
+ * Threads: every call here is made by the thread allowed to call (see
+ * gv_thread_level_t in grapevine/core.h), from the main flow or a worker;
+ * from a handler only the sends (gv_am_send and its forms, gv_flush).
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GRAPEVINE_AM_H
 #define GRAPEVINE_AM_H
@@ -14,7 +17,9 @@ typedef uint16_t gv_am_id_t;
 
 /**
  * An active-message handler. Runs on the destination rank, from inside
- * gv_progress() (or anything that progresses), one message at a time.
+ * gv_progress() (or anything that progresses: gv_wait, a barrier, a
+ * blocking send that waits), one message at a time, on the thread that
+ * made that call (see gv_thread_level_t).
  * @param [in] src      rank that sent the message.
  * @param [in] payload  borrowed; valid until the handler returns. No
  *                      alignment is promised: copy out with memcpy.
@@ -31,13 +36,52 @@ typedef void (*gv_am_handler_fn_t)(int src, const void *payload, size_t len,
 /**
  * Register a handler. Collective in effect: every rank must register the
  * same handlers in the same order (the id is the registration index).
- * Register before gv_init(), or call gv_barrier() after registering and
- * before sending with the new id: a message that reaches a rank before it
- * registered the id is rejected (counted, logged, never called).
- * @param [out] id_p  the handler id.
+ * Register before gv_init(), or at any time after it followed by a
+ * gv_barrier() before sending with the new id: a message that reaches a
+ * rank before it registered the id is rejected (counted, logged naming
+ * the id, never called). Handlers registered after gv_init() are forgotten
+ * by gv_finalize(); those registered before it stay for the next init.
+ * Not from a handler. Thread: as every call (see gv_thread_level_t).
+ * @param [out] id_p  the handler id (below GV_AM_MAX_HANDLERS).
  * @return GV_OK, GV_ERR_NO_RESOURCE (table full) or GV_ERR_INVALID.
  */
 gv_status_t gv_am_register(gv_am_handler_fn_t fn, void *arg, gv_am_id_t *id_p);
+
+/** Named handler ids lie in [GV_AM_MAX_HANDLERS, GV_AM_NAMED_END). */
+#define GV_AM_NAMED_END 32768
+/** Longest handler name, in bytes. */
+#define GV_AM_NAME_MAX 63
+
+/**
+ * Register a handler by name, at any time (before or after gv_init, from
+ * a plug-in loaded late), without a common order: the id is derived from
+ * the name (a 64-bit hash folded into the named range), so every rank
+ * that registers "actor.ping" gets the same id. Not collective: ranks
+ * register what they handle. Each rank announces the name to the others;
+ * if two different names fall on one id, every rank that learns of both
+ * refuses messages to that id (logging both names), and registering the
+ * second name here fails with GV_ERR_INVALID naming the first: a message
+ * never reaches the wrong handler. A message must reach a rank after it
+ * registered the name (a barrier after registering, or the host's own
+ * handshake); before that it is rejected, logged with the id and name.
+ * Not from a handler. Forgotten by gv_finalize() when registered after
+ * gv_init().
+ * @param [in]  name  1..GV_AM_NAME_MAX bytes.
+ * @param [out] id_p  the id to send to.
+ * @return GV_OK; GV_ERR_INVALID (bad name, NULL fn, already registered, a
+ *         collision); GV_ERR_STATE (gv_finalize is running).
+ */
+gv_status_t gv_am_register_named(const char *name, gv_am_handler_fn_t fn,
+                                 void *arg, gv_am_id_t *id_p);
+
+/**
+ * The id of a named handler, for a rank that sends to it without handling
+ * it itself (it announces the name as gv_am_register_named() does, so the
+ * same collision checks hold). A rank must call this or register the name
+ * before it sends with the id (gv_am_send() refuses it otherwise).
+ * @return as gv_am_register_named() (without the fn errors).
+ */
+gv_status_t gv_am_id_named(const char *name, gv_am_id_t *id_p);
 
 /**
  * Send an active message. The payload is copied before return (or held in

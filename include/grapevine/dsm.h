@@ -2,6 +2,10 @@
  * delegate operations, global completion events, collectives for workers
  * and loops over global memory. SPDX-License-Identifier: BSD-3-Clause
  *
+ * Threads: as tasking (grapevine/task.h): from the rank's thread, from
+ * workers and the main flow; from a handler only where noted. Needs
+ * gv_init (or gv_init_opts with GV_LAYERS_ALL).
+ *
  * Model (Grappa ATC'15, section 3.1). Every byte of global memory has a
  * home rank. It is read, written and updated only by *delegate operations*
  * that run at the home, one at a time on the home's single thread, so each

@@ -1,7 +1,12 @@
 /* Grapevine one-sided operations on the symmetric heap: remote 64-bit
  * atomics, put and get, addressed by (rank, byte offset), with explicit
  * completion. Uses the transport's native operations; a transport without
- * them (tcp) returns GV_ERR_UNSUPPORTED. SPDX-License-Identifier: BSD-3-Clause */
+ * them (tcp) returns GV_ERR_UNSUPPORTED. Needs the heap layer (gv_init, or
+ * gv_init_opts with GV_LAYERS_HEAP or more): otherwise GV_ERR_STATE.
+ * Threads: call from the thread allowed to call (gv_thread_level_t in
+ * grapevine/core.h), from the main flow or a worker; not from a handler
+ * (the blocking forms wait). To a failed peer (gv_on_peer_failure):
+ * GV_ERR_UNREACHABLE. SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GRAPEVINE_RMA_H
 #define GRAPEVINE_RMA_H
 

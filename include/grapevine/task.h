@@ -14,6 +14,9 @@
  * it finishes, yields or waits. Nothing in this header is thread-safe; call
  * it from the rank's thread (from a worker, from the program's main flow
  * outside any worker, or from an active-message handler where noted).
+ * Needs gv_init (or gv_init_opts with GV_LAYERS_ALL). At thread level
+ * SERIALIZED (grapevine/core.h) the host's lock is held across the whole
+ * of gv_run_all(): workers run on the thread that called it.
  *
  * The program's main flow (the code that called gv_init) is itself treated
  * as a worker: it may spawn tasks and wait for them, and while it waits the

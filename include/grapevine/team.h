@@ -11,8 +11,11 @@
  *   team or on several: each team numbers its collectives, so they never
  *   mix, and a message that arrives before the local rank started the
  *   collective it belongs to is kept until it does.
- * - Call from the rank's thread: the main flow, a worker, or a host loop;
- *   never from an active-message handler. A blocking call (and
+ * - Call from the rank's thread (the thread allowed to call, see
+ *   gv_thread_level_t in grapevine/core.h): the main flow, a worker, or a
+ *   host loop; never from an active-message handler. A collective whose
+ *   team has a failed member (gv_on_peer_failure) stops the job, naming
+ *   it. A blocking call (and
  *   gv_coll_wait()) made by a worker suspends only that worker: the
  *   rank's other workers run while it waits; from the main flow it
  *   progresses, polling and then blocking in the transport.

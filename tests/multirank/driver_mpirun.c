@@ -89,6 +89,10 @@ static case_t cases[] = {
     {5, "mr_ucx_order", "-N", 3, 120, ""},
     {6, "mr_ucx_order", "-N", 2, 120, ""},
     {7, "mr_ucx_order", "-N", 2, 120, ""},
+    /* MPI and PMIx initialize once per process: a second gv_init after
+     * gv_finalize is refused with a status and a message, not a crash */
+    {0, "mr_embed", "reinit-once", 2, 120, ""},
+    {4, "mr_embed", "reinit-once", 2, 120, ""},
     /* ring slots of an odd eager size still give aligned payloads */
     {5, "mr_ucx_order", "-N", 2, 120, "GV_MPI_EAGER=1001"},
     /* an eager size under 1 KiB: no message larger than the ring's

@@ -5,7 +5,8 @@
  *
  * Model. Every call that creates, loads, builds, writes or destroys is
  * collective: every rank calls it, in the same order, from the function
- * given to gv_run_all() (one flow per rank at a time). Handles are plain
+ * given to gv_run_all() (one flow per rank at a time; threads: as
+ * grapevine/task.h, never from a handler). Handles are plain
  * structs holding this rank's part; the same call returns the same logical
  * object on every rank.
  *
