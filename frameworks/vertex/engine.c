@@ -13,9 +13,9 @@
  * edge's neighbour translated to a slot: < nl a local vertex, else the
  * ghost slot - nl. */
 typedef struct eset {
-    const int64_t *off;
-    const float   *w;
-    uint32_t      *slot;
+    const int64_t  *off;
+    const float    *w;
+    const uint32_t *slot;
 } eset_t;
 
 typedef struct vx {
@@ -25,8 +25,9 @@ typedef struct vx {
     gv_vx_word_t           id;      /* identity of the operator */
     int64_t                nl, ng;  /* local vertices, ghosts */
     int                    me, P;
-    int64_t               *gstart;  /* [P + 1] ghosts grouped by owner */
-    int64_t               *gidx;    /* [ng] the ghost's local index at home */
+    gv__vx_ghosts_t        gh;
+    const int64_t         *gstart;  /* [P + 1] ghosts grouped by owner */
+    const int64_t         *gidx;    /* [ng] the ghost's local index at home */
     gv_vx_word_t          *sl;      /* [nl + ng] combining slots */
     uint8_t               *tc;      /* [nl + ng] touched this phase */
     eset_t                 out, in;
@@ -142,45 +143,48 @@ static gv_status_t register_handlers(void)
 
 /* ---- setup: ghost tables ------------------------------------------------ */
 
-static gv_status_t build_eset(vx_t *x, int32_t *gmap, const int64_t *off,
-                              const int64_t *nbr, const float *w, eset_t *es)
+static uint32_t *slots_of(const int32_t *gmap, const int64_t *nbr, int64_t m)
 {
-    int64_t m = off[x->nl];
+    uint32_t *slot = malloc((size_t)(m > 0 ? m : 1) * sizeof(uint32_t));
 
-    es->off  = off;
-    es->w    = w;
-    es->slot = malloc((size_t)(m > 0 ? m : 1) * sizeof(uint32_t));
-    if (es->slot == NULL)
-        return GV_ERR_NO_MEMORY;
-    for (int64_t e = 0; e < m; e++)
-        es->slot[e] = (uint32_t)gmap[nbr[e]];
-    return GV_OK;
+    for (int64_t e = 0; (slot != NULL) && (e < m); e++)
+        slot[e] = (uint32_t)gmap[nbr[e]];
+    return slot;
 }
 
-/* Number every neighbour of the edge sets in use: local vertices by their
- * local index, remote ones by a ghost index grouped by owner. */
-static gv_status_t setup(vx_t *x, int use_out, int use_in)
+void gv__vx_ghosts_free(gv__vx_ghosts_t *gh)
 {
-    const gv_graph_t *g = x->g;
-    int32_t          *gmap;
-    int64_t          *rem = NULL, nrem = 0, cap = 0;
-    int64_t          *cnt;
-    gv_status_t       st = GV_OK;
+    free(gh->gstart);
+    free(gh->gidx);
+    free(gh->out_slot);
+    free(gh->in_slot);
+    memset(gh, 0, sizeof(*gh));
+}
 
+gv_status_t gv__vx_ghosts_build(const gv_graph_t *g, int use_out, int use_in,
+                                gv__vx_ghosts_t *gh)
+{
+    int32_t    *gmap;
+    int64_t    *rem = NULL, nrem = 0, cap = 0;
+    int64_t    *cnt;
+    int        *own = NULL;
+    gv_status_t st = GV_OK;
+
+    memset(gh, 0, sizeof(*gh));
+    gh->nl = g->nlocal;
     if (g->nverts + g->nranks >= INT32_MAX) {
         gv__vx_err("%lld vertices: the engine numbers them in 31 bits",
                    (long long)g->nverts);
         return GV_ERR_INVALID;
     }
     gmap = malloc((size_t)(g->nverts > 0 ? g->nverts : 1) * sizeof(int32_t));
-    cnt  = calloc((size_t)x->P + 1, sizeof(int64_t));
+    cnt  = calloc((size_t)g->nranks + 1, sizeof(int64_t));
     if ((gmap == NULL) || (cnt == NULL)) {
-        free(gmap);
-        free(cnt);
-        return GV_ERR_NO_MEMORY;
+        st = GV_ERR_NO_MEMORY;
+        goto out;
     }
     memset(gmap, 0xff, (size_t)g->nverts * sizeof(int32_t));
-    for (int64_t i = 0; i < x->nl; i++)
+    for (int64_t i = 0; i < g->nlocal; i++)
         gmap[g->local_ids[i]] = (int32_t)i;
     for (int s = 0; s < 2; s++) {
         const int64_t *nbr = (s == 0) ? g->out_dst : g->in_src;
@@ -208,55 +212,67 @@ static gv_status_t setup(vx_t *x, int use_out, int use_in)
             rem[nrem++] = v;
         }
     }
-    x->ng     = nrem;
-    x->gstart = calloc((size_t)x->P + 1, sizeof(int64_t));
-    x->gidx   = malloc((size_t)(nrem > 0 ? nrem : 1) * sizeof(int64_t));
-    if ((x->gstart == NULL) || (x->gidx == NULL)) {
+    gh->ng     = nrem;
+    gh->gstart = calloc((size_t)g->nranks + 1, sizeof(int64_t));
+    gh->gidx   = malloc((size_t)(nrem > 0 ? nrem : 1) * sizeof(int64_t));
+    own        = malloc((size_t)(nrem > 0 ? nrem : 1) * sizeof(int));
+    if ((gh->gstart == NULL) || (gh->gidx == NULL) || (own == NULL)) {
         st = GV_ERR_NO_MEMORY;
         goto out;
     }
     /* Owners: counted, then each ghost placed in its owner's range. */
-    {
-        int *own = malloc((size_t)(nrem > 0 ? nrem : 1) * sizeof(int));
-
-        if (own == NULL) {
-            st = GV_ERR_NO_MEMORY;
-            goto out;
-        }
-        for (int64_t k = 0; k < nrem; k++) {
-            own[k] = gv_graph_owner(g, rem[k]);
-            x->gstart[own[k] + 1]++;
-        }
-        for (int r = 0; r < x->P; r++)
-            x->gstart[r + 1] += x->gstart[r];
-        memcpy(cnt, x->gstart, (size_t)x->P * sizeof(int64_t));
-        for (int64_t k = 0; k < nrem; k++) {
-            int64_t gi = cnt[own[k]]++;
-
-            x->gidx[gi]  = gv_graph_local(g, rem[k]);
-            gmap[rem[k]] = (int32_t)(x->nl + gi);
-        }
-        free(own);
+    for (int64_t k = 0; k < nrem; k++) {
+        own[k] = gv_graph_owner(g, rem[k]);
+        gh->gstart[own[k] + 1]++;
     }
-    if (use_out)
-        st = build_eset(x, gmap, g->out_off, g->out_dst, g->out_w, &x->out);
-    if ((st == GV_OK) && use_in)
-        st = build_eset(x, gmap, g->in_off, g->in_src, g->in_w, &x->in);
-    if (st == GV_OK) {
-        size_t n = (size_t)(x->nl + x->ng);
+    for (int r = 0; r < g->nranks; r++)
+        gh->gstart[r + 1] += gh->gstart[r];
+    memcpy(cnt, gh->gstart, (size_t)g->nranks * sizeof(int64_t));
+    for (int64_t k = 0; k < nrem; k++) {
+        int64_t gi = cnt[own[k]]++;
 
-        x->sl = malloc((n > 0 ? n : 1) * sizeof(gv_vx_word_t));
-        x->tc = calloc(n > 0 ? n : 1, 1);
-        if ((x->sl == NULL) || (x->tc == NULL))
-            st = GV_ERR_NO_MEMORY;
-        for (size_t k = 0; (st == GV_OK) && (k < n); k++)
-            x->sl[k] = x->id;
+        gh->gidx[gi] = gv_graph_local(g, rem[k]);
+        gmap[rem[k]] = (int32_t)(g->nlocal + gi);
     }
+    if (use_out && ((gh->out_slot = slots_of(gmap, g->out_dst,
+                                             g->nlocal_out)) == NULL))
+        st = GV_ERR_NO_MEMORY;
+    if (use_in && ((gh->in_slot = slots_of(gmap, g->in_src,
+                                           g->nlocal_in)) == NULL))
+        st = GV_ERR_NO_MEMORY;
 out:
+    free(own);
     free(rem);
     free(cnt);
     free(gmap);
+    if (st == GV_ERR_NO_MEMORY)
+        gv__vx_err("out of memory building the ghost tables");
+    if (st != GV_OK)
+        gv__vx_ghosts_free(gh);
     return st;
+}
+
+static gv_status_t setup(vx_t *x, int use_out, int use_in)
+{
+    const gv_graph_t *g  = x->g;
+    gv_status_t       st = gv__vx_ghosts_build(g, use_out, use_in, &x->gh);
+    size_t            n;
+
+    if (st != GV_OK)
+        return st;
+    x->ng     = x->gh.ng;
+    x->gstart = x->gh.gstart;
+    x->gidx   = x->gh.gidx;
+    x->out    = (eset_t){g->out_off, g->out_w, x->gh.out_slot};
+    x->in     = (eset_t){g->in_off, g->in_w, x->gh.in_slot};
+    n         = (size_t)(x->nl + x->ng);
+    x->sl     = malloc((n > 0 ? n : 1) * sizeof(gv_vx_word_t));
+    x->tc     = calloc(n > 0 ? n : 1, 1);
+    if ((x->sl == NULL) || (x->tc == NULL))
+        return GV_ERR_NO_MEMORY;
+    for (size_t k = 0; k < n; k++)
+        x->sl[k] = x->id;
+    return GV_OK;
 }
 
 /* Collective: the symmetric-heap words remote atomics update (native). */
@@ -723,18 +739,17 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
             rc = s2;
         if (rc != GV_OK)
             break;
+        if ((opts->after_step != NULL) && opts->after_step(step, x.arg))
+            break;
     }
     cur = NULL;
 out:
     free(acc);
     free(hasacc);
     free(active);
-    free(x.gstart);
-    free(x.gidx);
+    gv__vx_ghosts_free(&x.gh);
     free(x.sl);
     free(x.tc);
-    free(x.out.slot);
-    free(x.in.slot);
     st.seconds = gv_wtime() - t0;
     if (stats_p != NULL)
         *stats_p = st;

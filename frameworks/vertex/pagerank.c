@@ -12,6 +12,7 @@ typedef struct pr_state {
 
 typedef struct pr_arg {
     double tol;
+    double maxdiff; /* largest |change| of this rank in this sweep */
 } pr_arg_t;
 
 static int pr_init(const gv_graph_t *g, int64_t i, void *state, void *arg)
@@ -42,12 +43,29 @@ static int pr_apply(const gv_graph_t *g, int64_t i, void *state,
                     gv_vx_word_t acc, int has_acc, void *arg)
 {
     pr_state_t     *s = state;
-    const pr_arg_t *a = arg;
-    double          r = 0.15 + 0.85 * (has_acc ? acc.f : 0.0);
+    pr_arg_t *a = arg;
+    double    r = 0.15 + 0.85 * (has_acc ? acc.f : 0.0);
 
     s->delta = r - s->rank;
     s->rank  = r;
-    return (g->out_deg[i] > 0) && ((a->tol <= 0) || (fabs(s->delta) > a->tol));
+    if (fabs(s->delta) > a->maxdiff)
+        a->maxdiff = fabs(s->delta);
+    return g->out_deg[i] > 0;
+}
+
+/* Stop after the first sweep whose largest change is below tol. */
+static int pr_converged(int step, void *arg)
+{
+    pr_arg_t *a = arg;
+    double    m = a->maxdiff;
+
+    (void)step;
+    a->maxdiff = 0;
+    if (a->tol <= 0)
+        return 0;
+    if (gv_allreduce(&m, 1, GV_DOUBLE, GV_MAX) != GV_OK)
+        return 1;
+    return m < a->tol;
 }
 
 static int pr_scatter(const gv_graph_t *g, int64_t i, const void *state,
@@ -73,13 +91,15 @@ static const gv_vx_program_t pagerank = {
 };
 
 gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
-                           double *rank, const gv_vx_opts_t *opts,
+                           double *rank, int *iters_p,
+                           const gv_vx_opts_t *opts,
                            gv_vx_stats_t *stats_p)
 {
-    gv_vx_opts_t o = {0};
-    pr_arg_t     a = {.tol = tol};
-    pr_state_t  *st;
-    gv_status_t  rc;
+    gv_vx_opts_t  o = {0};
+    pr_arg_t      a = {.tol = tol};
+    pr_state_t   *st;
+    gv_vx_stats_t s;
+    gv_status_t   rc;
 
     if ((iters < 0) || !(tol >= 0) || ((iters == 0) && (tol == 0))) {
         gv__vx_err("pagerank: iterations %d and tolerance %g: give a "
@@ -94,7 +114,14 @@ gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
         o = *opts;
     o.arg            = &a;
     o.max_supersteps = iters;
-    rc = gv_vx_run(g, &pagerank, st, &o, stats_p);
+    o.after_step     = pr_converged;
+    rc = gv_vx_run(g, &pagerank, st, &o, &s);
+    if (iters_p != NULL)
+        *iters_p = s.steps;
+    if (stats_p != NULL)
+        *stats_p = s;
+    else
+        gv_vx_stats_free(&s);
     for (int64_t i = 0; (rc == GV_OK) && (i < g->nlocal); i++)
         rank[i] = st[i].rank;
     free(st);

@@ -5,6 +5,23 @@
 
 #include <grapevine/fw/vertex.h>
 
+/** Where each neighbour of the local vertices lives: a local vertex, or a
+ *  "ghost" slot standing for a vertex of another rank, where values bound
+ *  for it are combined before they travel. */
+typedef struct gv__vx_ghosts {
+    int64_t   nl, ng;   /* local vertices, ghosts                          */
+    int64_t  *gstart;   /* [P + 1] ghosts are grouped by owner rank        */
+    int64_t  *gidx;     /* [ng] local index of each ghost at its owner     */
+    uint32_t *out_slot; /* [nlocal_out] slot of each out-edge's target: < nl
+                           a local index, else nl + the ghost; or NULL     */
+    uint32_t *in_slot;  /* [nlocal_in] the same for in-edges, or NULL      */
+} gv__vx_ghosts_t;
+
+/** Build the tables of the out-edges and/or in-edges (not collective). */
+gv_status_t gv__vx_ghosts_build(const gv_graph_t *g, int use_out, int use_in,
+                                gv__vx_ghosts_t *gh);
+void        gv__vx_ghosts_free(gv__vx_ghosts_t *gh);
+
 /** Log an error of the vertex framework once, with the rank. */
 void gv__vx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -115,7 +115,8 @@ typedef struct gv_vx_program {
 
 /** What one superstep did, summed over the ranks (seconds: rank 0's). */
 typedef struct gv_vx_step {
-    int64_t  active;      /**< vertices applied                          */
+    int64_t  active;      /**< vertices applied (BFS500: the frontier)    */
+    int      bottom_up;   /**< BFS500: this level searched bottom-up      */
     int64_t  scattered;   /**< vertices that scattered                    */
     int64_t  edges;       /**< edges traversed by gather and scatter      */
     int64_t  remote;      /**< values sent to other ranks (after combining) */
@@ -146,6 +147,10 @@ typedef struct gv_vx_opts {
     int   max_supersteps; /**< 0: until no vertex is active              */
     void *arg;            /**< given to every callback                   */
     int   verbose;        /**< print each superstep on rank 0's stderr    */
+    /** Called on every rank after each superstep (collective calls
+     *  allowed: every rank calls it at the same point); return non-zero to
+     *  stop the run there (a global convergence test). May be NULL. */
+    int (*after_step)(int step, void *arg);
 } gv_vx_opts_t;
 
 /**
@@ -178,13 +183,16 @@ gv_status_t gv_vx_root_maxdeg(const gv_graph_t *g, int64_t *root_p);
  * PageRank with GraphLab's definition on a directed graph
  * (GV_GRAPH_DIRECTED_SIMPLE): rank = 0.15 + 0.85 * sum over in-neighbours
  * u of rank(u) / outdeg(u), from 1.0, synchronous sweeps, vertices with no
- * out-edges distributing nothing; delta caching. @a iters sweeps at most
- * (0: until converged); a vertex whose change is at most @a tol stops
- * scattering (@a tol 0: every vertex stays active).
+ * out-edges distributing nothing; delta caching (every vertex scatters
+ * its change every sweep, so the sweeps are exactly synchronous). At most
+ * @a iters sweeps (0: no limit); with @a tol > 0 the run stops after the
+ * first sweep whose largest change |new - old| is below @a tol.
+ * @param [out] iters_p  sweeps done; may be NULL.
  * @param [out] rank  [nlocal]
  */
 gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
-                           double *rank, const gv_vx_opts_t *opts,
+                           double *rank, int *iters_p,
+                           const gv_vx_opts_t *opts,
                            gv_vx_stats_t *stats_p);
 
 /**
