@@ -64,7 +64,8 @@ typedef struct gv_edgelist {
     int64_t  total;    /**< edges of the whole list (all ranks)            */
     int64_t *src;      /**< [n] sources                                    */
     int64_t *dst;      /**< [n] destinations                               */
-    float   *w;        /**< [n] weights, or NULL for an unweighted list    */
+    float   *w;        /**< [n] weights if weighted (NULL while empty)     */
+    int      weighted; /**< non-zero: one float weight per edge in w       */
     int64_t  cap;      /**< room in src/dst/w (gv_edgelist_push)           */
 } gv_edgelist_t;
 
