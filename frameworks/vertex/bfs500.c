@@ -163,7 +163,6 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
         t.bottom_up = bu;
         gv_am_stats(&a0);
         b.edges = 0;
-        b.nnext = 0;
         if (bu) {
             /* Every rank learns the whole frontier, then each unvisited
              * local vertex looks for a parent in it. */
@@ -248,9 +247,11 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
         {
             int64_t *tmp = front;
 
-            front  = b.next;
-            b.next = tmp;
-            nfront = b.nnext;
+            front   = b.next;
+            b.next  = tmp;
+            nfront  = b.nnext;
+            /* From here on discoveries of the next level may arrive. */
+            b.nnext = 0;
         }
     }
     cur = NULL;
@@ -288,7 +289,8 @@ static int has_nbr(const gv_graph_t *g, int64_t i, int64_t v)
 }
 
 gv_status_t gv_bfs500_validate(const gv_graph_t *g, int64_t root,
-                               const int64_t *parent, int64_t *edges_p)
+                               const int64_t *parent, int64_t *edges_p,
+                               int64_t *depth_p)
 {
     int64_t     n = g->nverts, bad = 0, edges = 0;
     int64_t    *par, *lvl;
@@ -423,6 +425,12 @@ gv_status_t gv_bfs500_validate(const gv_graph_t *g, int64_t root,
             rc = GV_ERR_INVALID;
         if ((rc == GV_OK) && (edges_p != NULL))
             *edges_p = r[1] / 2; /* each undirected edge twice */
+        if ((rc == GV_OK) && (depth_p != NULL)) {
+            *depth_p = -1;
+            for (int64_t v = 0; v < n; v++)
+                if (lvl[v] > *depth_p)
+                    *depth_p = lvl[v];
+        }
     }
 out:
     free(par);

@@ -625,6 +625,9 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
     use_out  = (prog->gather_dir & GV_VX_IN) || (prog->scatter_dir & GV_VX_OUT);
     use_in   = (prog->gather_dir & GV_VX_OUT) || (prog->scatter_dir & GV_VX_IN);
     rc       = setup(&x, use_out, use_in);
+    /* Updates from a faster rank may arrive from the next collective on. */
+    if (rc == GV_OK)
+        cur = &x;
     {
         int64_t bad = (rc != GV_OK);
 
@@ -658,7 +661,6 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
     }
     st.native  = x.native;
     st.setup_s = gv_wtime() - t0;
-    cur        = &x;
     for (int step = 0; (max <= 0) || (step < max); step++) {
         gv_vx_step_t  t;
         gv_am_stats_t a0, a1;
@@ -742,8 +744,8 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
         if ((opts->after_step != NULL) && opts->after_step(step, x.arg))
             break;
     }
-    cur = NULL;
 out:
+    cur = NULL;
     free(acc);
     free(hasacc);
     free(active);

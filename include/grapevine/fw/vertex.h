@@ -247,11 +247,13 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
  * (5) every vertex and its parent are joined by an edge.
  * @param [out] edges_p  undirected edges inside the component (for TEPS);
  *                       may be NULL.
+ * @param [out] depth_p  the largest level; may be NULL.
  * @return GV_OK if valid; GV_ERR_INVALID naming the first failed check on
  *         rank 0's stderr.
  */
 gv_status_t gv_bfs500_validate(const gv_graph_t *g, int64_t root,
-                               const int64_t *parent, int64_t *edges_p);
+                               const int64_t *parent, int64_t *edges_p,
+                               int64_t *depth_p);
 
 #ifdef __cplusplus
 }
