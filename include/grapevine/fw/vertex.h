@@ -24,7 +24,9 @@
  *            one vertex are combined with sum; a vertex that receives one
  *            is active in the next superstep and gets the combined value
  *            as its accumulator (added to the cached one with delta
- *            caching).
+ *            caching). A value equal to the identity of the sum counts
+ *            as no message (the engine tells slots that got something
+ *            from the others by that).
  *
  * The run stops when no vertex is active, or after max_supersteps.
  *
@@ -127,6 +129,19 @@ typedef struct gv_vx_step {
     double   exchange_s;  /**< the scatter's remote updates, to quiescence */
     double   seconds;     /**< the whole superstep                       */
 } gv_vx_step_t;
+
+/**
+ * Prepare @a g for runs: build the tables that say where each neighbour of
+ * the local vertices lives (its owner and index there, or its combining
+ * slot), once, instead of in every run. Runs and gv_bfs500() on @a g use
+ * them until gv_vx_detach(@a g) (a second attach replaces the first). Call
+ * it on every rank after gv_graph_build(), and detach before
+ * gv_graph_destroy(). Not collective (no communication).
+ * @return GV_OK, GV_ERR_INVALID (too many vertices, logged),
+ *         GV_ERR_NO_MEMORY.
+ */
+gv_status_t gv_vx_attach(const gv_graph_t *g);
+void        gv_vx_detach(const gv_graph_t *g);
 
 /** Statistics of a run (filled by gv_vx_run and the applications). */
 typedef struct gv_vx_stats {
