@@ -202,7 +202,9 @@ gv_status_t gv_vx_root_maxdeg(const gv_graph_t *g, int64_t *root_p);
  * its change every sweep, so the sweeps are exactly synchronous). At most
  * @a iters sweeps (0: no limit); with @a tol > 0 the run stops after the
  * first sweep whose largest change |new - old| is below @a tol.
- * @param [out] iters_p  sweeps done; may be NULL.
+ * @param [out] iters_p  sweeps done (with @a tol 0, @a iters: the engine
+ *                       skips the sweeps where no vertex would change);
+ *                       may be NULL.
  * @param [out] rank  [nlocal]
  */
 gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
