@@ -1,6 +1,6 @@
 /* gvgraph: run a graph application on a generated or loaded graph.
  *
- *   gvrun -n 2 build/bin/gvgraph pagerank|bfs|cc|sssp|bfs500
+ *   gvrun -n 2 build/bin/gvgraph pagerank|bfs|cc|sssp|bfs500|ccnative
  *       --kron S [--ef 16] [--seed N] | --input FILE.el [--weights FILE.w]
  *       [--vertices N] | --text FILE | --mtx FILE
  *       [--root maxdeg|N] [--roots K] [--iters N] [--tol X]
@@ -25,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { APP_PR, APP_BFS, APP_CC, APP_SSSP, APP_BFS500 } app_t;
+typedef enum {
+    APP_PR, APP_BFS, APP_CC, APP_SSSP, APP_BFS500, APP_CCNATIVE, NAPPS
+} app_t;
 static const char *const app_names[] = {"pagerank", "bfs", "cc", "sssp",
-                                        "bfs500"};
+                                        "bfs500", "ccnative"};
 
 typedef struct opts {
     app_t       app;
@@ -50,7 +52,10 @@ static int    failed; /* this rank saw an error */
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: gvrun -n P gvgraph pagerank|bfs|cc|sssp|bfs500 GRAPH [options]\n"
+"usage: gvrun -n P gvgraph pagerank|bfs|cc|sssp|bfs500|ccnative GRAPH [opts]\n"
+"  cc: label propagation through the engine; ccnative: union-find within\n"
+"  ranks and label exchange across them; bfs500: the Graph500 BFS with\n"
+"  direction optimisation, validated, TEPS over --roots searches\n"
 "GRAPH, one of:\n"
 "  --kron S [--ef 16] [--seed 1]   Graph500 Kronecker graph of 2^S vertices\n"
 "                                  (weighted uniform (0,1] for sssp)\n"
@@ -113,14 +118,14 @@ static void parse(int argc, char **argv)
     O = (opts_t){.kron = -1, .ef = 16, .seed = 1, .vertices = -1,
                  .root = -1, .roots = 8, .iters = 20};
     if (argc < 2)
-        bad_arg("an application is required: pagerank, bfs, cc, sssp or "
-                "bfs500");
-    for (i = 0; i < 5; i++)
+        bad_arg("an application is required: pagerank, bfs, cc, sssp, bfs500 "
+                "or ccnative");
+    for (i = 0; i < NAPPS; i++)
         if (strcmp(argv[1], app_names[i]) == 0)
             break;
-    if (i == 5)
-        bad_arg("application '%s' unknown: expected pagerank, bfs, cc, sssp "
-                "or bfs500", argv[1]);
+    if (i == NAPPS)
+        bad_arg("application '%s' unknown: expected pagerank, bfs, cc, sssp, "
+                "bfs500 or ccnative", argv[1]);
     O.app = (app_t)i;
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -425,8 +430,7 @@ static void run(void *arg)
     gv_vx_stats_t   st = {0};
     gv_status_t     rc;
     double          t0, load_s, build_s, run_s;
-    int             undirected = (O.app == APP_BFS) || (O.app == APP_CC) ||
-                                 (O.app == APP_BFS500);
+    int             undirected = (O.app != APP_PR) && (O.app != APP_SSSP);
 
     (void)arg;
     memset(&el, 0, sizeof(el));
@@ -493,6 +497,9 @@ static void run(void *arg)
         case APP_CC:
             rc = gv_vx_cc(&g, a, &vo, &st);
             break;
+        case APP_CCNATIVE:
+            rc = gv_vx_cc_native(&g, a, &vo, &st);
+            break;
         default:
             rc = gv_vx_sssp(&g, root, f, &vo, &st);
             break;
@@ -528,7 +535,7 @@ static void run(void *arg)
             if (gv_rank() == 0)
                 printf(" root=%lld reached=%lld depth=%lld\n",
                        (long long)root, (long long)r[0], (long long)r[1]);
-        } else if (O.app == APP_CC) {
+        } else if ((O.app == APP_CC) || (O.app == APP_CCNATIVE)) {
             int64_t *cnt = calloc((size_t)(g.nverts > 0 ? g.nverts : 1), 8);
             int64_t  comps = 0, largest = 0;
 

@@ -230,6 +230,10 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
         lab = dense_i64(&gu, a);
         CHK(chk_check_cc(&f.e, lab, msg, sizeof(msg)), "cc");
         free(lab);
+        MR_OK(gv_vx_cc_native(&gu, a, NULL, NULL));
+        lab = dense_i64(&gu, a);
+        CHK(chk_check_cc(&f.e, lab, msg, sizeof(msg)), "cc (native)");
+        free(lab);
     }
 
     /* The Graph500 BFS: valid by both validations, levels as the

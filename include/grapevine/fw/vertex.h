@@ -231,6 +231,19 @@ gv_status_t gv_vx_cc(const gv_graph_t *g, int64_t *label,
                      const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
 
 /**
+ * Connected components written natively on the graph (not through the
+ * engine): union-find over the edges within a rank, then rounds in which
+ * components exchange their smallest labels over the edges that cross
+ * ranks (combined per remote vertex at the sender, sent in batches), a
+ * component taking a smaller label as a whole. The same labels as
+ * gv_vx_cc() (smallest id of the component) in fewer rounds and edge
+ * visits. stats_p->step[k] is round k (active: border vertices that
+ * spoke; scattered: components whose label fell).
+ */
+gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
+                            const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+
+/**
  * Single-source shortest paths by Bellman-Ford-style relaxation through
  * the engine (only vertices whose distance fell scatter), on a directed
  * graph with float weights (weight 1 if unweighted). @a dist is +inf for
