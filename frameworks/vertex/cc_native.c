@@ -72,6 +72,8 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
     ccn_t                  c;
     int64_t                nl = g->nlocal, *gmin = NULL, *gsent = NULL;
     int64_t               *border = NULL, nborder = 0;
+    int64_t               *xoff = NULL, nx = 0; /* cross edges of border */
+    uint32_t              *xslot = NULL;        /* vertices, as ghosts   */
     uint8_t               *chg_now = NULL, *buf = NULL;
     const size_t           BATCH = REC * 5000;
     gv_status_t            rc;
@@ -101,11 +103,14 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
         c.chg   = calloc(n, 1);
         chg_now = calloc(n, 1);
         border  = malloc(n * sizeof(int64_t));
+        xoff    = malloc((n + 1) * sizeof(int64_t));
+        xslot   = malloc((size_t)(g->nlocal_out > 0 ? g->nlocal_out : 1) *
+                         sizeof(uint32_t));
         gmin    = malloc(m * sizeof(int64_t));
         gsent   = malloc(m * sizeof(int64_t));
         buf     = malloc(BATCH);
         if (!c.up || !c.lab || !c.chg || !chg_now || !border || !gmin ||
-            !gsent || !buf)
+            !gsent || !buf || !xoff || !xslot)
             rc = GV_ERR_NO_MEMORY;
     }
     if (rc == GV_OK) {
@@ -124,7 +129,10 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
                 int64_t  a, b;
 
                 if (s >= nl) {
-                    cross = 1;
+                    if (!cross)
+                        xoff[nborder] = nx;
+                    cross       = 1;
+                    xslot[nx++] = s - (uint32_t)nl;
                     continue;
                 }
                 a = find(c.up, i);
@@ -140,6 +148,7 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
             if (cross)
                 border[nborder++] = i;
         }
+        xoff[nborder] = nx;
         for (int64_t i = 0; i < nl; i++) {
             int64_t r = find(c.up, i);
 
@@ -173,13 +182,10 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
             if (!chg_now[r])
                 continue;
             t.active++;
-            for (int64_t e = g->out_off[i]; e < g->out_off[i + 1]; e++) {
-                uint32_t s = gh->out_slot[e];
-
-                t.edges++;
-                if ((s >= nl) && (l < gmin[s - nl]))
-                    gmin[s - nl] = l;
-            }
+            t.edges += xoff[k + 1] - xoff[k];
+            for (int64_t e = xoff[k]; e < xoff[k + 1]; e++)
+                if (l < gmin[xslot[e]])
+                    gmin[xslot[e]] = l;
         }
         for (int d = 1; (d < g->nranks) && (rc == GV_OK); d++) {
             int    r = (g->rank + d) % g->nranks;
@@ -242,6 +248,8 @@ out:
     free(c.chg);
     free(chg_now);
     free(border);
+    free(xoff);
+    free(xslot);
     free(gmin);
     free(gsent);
     free(buf);
