@@ -61,6 +61,7 @@ gv_vx_word_t gv__vx_identity(gv_vx_op_t op, gv_vx_word_t custom)
     case GV_VX_SUM_F64: w.f = 0.0; break;
     case GV_VX_MIN_I64: w.i = INT64_MAX; break;
     case GV_VX_MIN_F64: w.f = INFINITY; break;
+    case GV_VX_SUM_I64: w.i = 0; break;
     default: w = custom; break;
     }
     return w;
@@ -382,6 +383,9 @@ static inline void push(vx_t *x, const eset_t *es, int64_t i, gv_vx_word_t v)
     case GV_VX_MIN_F64:
         PUSH_LOOP(if (u.f < d->f) d->f = u.f);
         break;
+    case GV_VX_SUM_I64:
+        PUSH_LOOP(d->i += u.i);
+        break;
     default:
         PUSH_LOOP(*d = p->sum(*d, u));
         break;
@@ -402,9 +406,10 @@ static void push_dir(vx_t *x, gv_vx_dir_t d, int64_t i, gv_vx_word_t v,
         push(x, &x->in, i, v);
 }
 
-/* Native: combine each touched ghost into its owner's word with remote
- * compare-and-swap loops (min of int64 or of non-negative doubles, which
- * order as their bits do; double add), many in flight at once. */
+/* Native: combine each ghost that got a value into its owner's word with
+ * a remote atomic add (int64 sums) or compare-and-swap loops (min of int64
+ * or of non-negative doubles, which order as their bits do; double add),
+ * many in flight at once. */
 #define CAS_BATCH 4096
 
 static gv_status_t ship_native(vx_t *x)
@@ -418,7 +423,7 @@ static gv_status_t ship_native(vx_t *x)
         st = GV_ERR_NO_MEMORY;
         goto out;
     }
-    for (int d = 1; d <= x->P && st == GV_OK; d++) {
+    for (int d = 1; d < x->P && st == GV_OK; d++) {
         int     r = (x->me + d) % x->P;
         int64_t k = x->gstart[r], end = x->gstart[r + 1];
 
@@ -431,6 +436,16 @@ static gv_status_t ship_native(vx_t *x)
                 pend[n]   = k;
                 expv[n++] = x->id.u;
                 x->remote++;
+            }
+            if (x->p->op == GV_VX_SUM_I64) {
+                /* A plain remote atomic add: no loop. */
+                for (int j = 0; (j < n) && (st == GV_OK); j++)
+                    st = gv_amo64(GV_AMO_ADD, r,
+                                  x->sym_off + 8 * (uint64_t)x->gidx[pend[j]],
+                                  x->sl[x->nl + pend[j]].u, 0, NULL);
+                if (st == GV_OK)
+                    st = gv_rma_flush(r);
+                n = 0;
             }
             while ((n > 0) && (st == GV_OK)) {
                 int m = 0;

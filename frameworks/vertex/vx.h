@@ -49,6 +49,9 @@ static inline void gv__vx_combine(gv_vx_op_t op, gv_vx_word_t *dst,
         if (v.f < dst->f)
             dst->f = v.f;
         break;
+    case GV_VX_SUM_I64:
+        dst->i += v.i;
+        break;
     default:
         *dst = sum(*dst, v);
         break;

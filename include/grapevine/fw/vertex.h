@@ -39,8 +39,8 @@
  * batches of (vertex, value) applied by the owner with the program's sum
  * (active messages), or, when the job runs with GV_AMO=native and the sum
  * is a built-in word operation, one transport remote atomic per ghost
- * (an add, or a compare-and-swap loop for min and floating-point add)
- * on the owner's accumulator word in the symmetric heap.
+ * (an atomic add for int64 sums, a compare-and-swap loop for min and for
+ * double add) on the owner's accumulator word in the symmetric heap.
  *
  * Values are one 64-bit word (gv_vx_word_t). Collective: gv_vx_run()
  * and every application below are called by every rank, in the same
@@ -79,7 +79,9 @@ typedef enum {
     GV_VX_SUM_F64 = 0, /**< double +, identity 0.0                     */
     GV_VX_MIN_I64 = 1, /**< signed min, identity INT64_MAX              */
     GV_VX_MIN_F64 = 2, /**< min of non-negative doubles, identity +inf  */
-    GV_VX_CUSTOM  = 3, /**< the program's sum(); identity given          */
+    GV_VX_SUM_I64 = 3, /**< int64 + (native: one remote atomic add)     */
+    GV_VX_CUSTOM  = 4, /**< the program's sum(); identity given; always
+                            by messages                                 */
 } gv_vx_op_t;
 
 /** A vertex program. Callbacks get the graph, the vertex's local index
