@@ -53,6 +53,19 @@ void gv__vx_err(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void gv__vx_err0(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (gv_rank() != 0)
+        return;
+    fprintf(stderr, "[%04d] ERROR vertex: ", gv_rank());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 gv_vx_word_t gv__vx_identity(gv_vx_op_t op, gv_vx_word_t custom)
 {
     gv_vx_word_t w;
@@ -173,7 +186,7 @@ gv_status_t gv__vx_ghosts_build(const gv_graph_t *g, int use_out, int use_in,
     memset(gh, 0, sizeof(*gh));
     gh->nl = g->nlocal;
     if (g->nverts + g->nranks >= INT32_MAX) {
-        gv__vx_err("%lld vertices: the engine numbers them in 31 bits",
+        gv__vx_err0("%lld vertices: the engine numbers them in 31 bits",
                    (long long)g->nverts);
         return GV_ERR_INVALID;
     }
@@ -334,7 +347,7 @@ static gv_status_t setup_native(vx_t *x)
 
         st = gv_sym_alloc(len, 64, &sym_off);
         if (st != GV_OK) {
-            gv__vx_err("GV_AMO=native: no room for %zu bytes of vertex "
+            gv__vx_err0("GV_AMO=native: no room for %zu bytes of vertex "
                        "accumulators in the symmetric heap (raise GV_HEAP)",
                        len);
             return st;
@@ -632,26 +645,26 @@ static gv_status_t check_program(const gv_graph_t *g,
         ((unsigned)p->gather_dir > GV_VX_BOTH) ||
         ((unsigned)p->scatter_dir > GV_VX_BOTH) ||
         ((unsigned)p->op > GV_VX_CUSTOM)) {
-        gv__vx_err("bad vertex program: apply() is required, directions "
+        gv__vx_err0("bad vertex program: apply() is required, directions "
                    "are none/in/out/both, op one of gv_vx_op_t");
         return GV_ERR_INVALID;
     }
     if ((p->op == GV_VX_CUSTOM) && (p->sum == NULL)) {
-        gv__vx_err("bad vertex program: GV_VX_CUSTOM needs sum()");
+        gv__vx_err0("bad vertex program: GV_VX_CUSTOM needs sum()");
         return GV_ERR_INVALID;
     }
     if ((p->gather_dir != GV_VX_NONE) && (p->gather == NULL)) {
-        gv__vx_err("bad vertex program: a gather direction needs gather()");
+        gv__vx_err0("bad vertex program: a gather direction needs gather()");
         return GV_ERR_INVALID;
     }
     if ((p->scatter_dir != GV_VX_NONE) && (p->scatter == NULL)) {
-        gv__vx_err("bad vertex program: a scatter direction needs "
+        gv__vx_err0("bad vertex program: a scatter direction needs "
                    "scatter()");
         return GV_ERR_INVALID;
     }
     need_in = (p->gather_dir & GV_VX_OUT) || (p->scatter_dir & GV_VX_IN);
     if (need_in && (g->in_off == NULL)) {
-        gv__vx_err("this vertex program needs in-edges: build the graph "
+        gv__vx_err0("this vertex program needs in-edges: build the graph "
                    "with GV_GRAPH_IN_EDGES");
         return GV_ERR_INVALID;
     }

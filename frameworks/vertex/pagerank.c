@@ -104,7 +104,7 @@ gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
     gv_status_t   rc;
 
     if ((iters < 0) || !(tol >= 0) || ((iters == 0) && (tol == 0))) {
-        gv__vx_err("pagerank: iterations %d and tolerance %g: give a "
+        gv__vx_err0("pagerank: iterations %d and tolerance %g: give a "
                    "positive number of iterations, a positive tolerance, "
                    "or both", iters, tol);
         return GV_ERR_INVALID;

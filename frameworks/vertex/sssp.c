@@ -76,12 +76,12 @@ gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double *dist,
     if (rc != GV_OK)
         return rc;
     if (bad >= 0) {
-        gv__vx_err("sssp: the graph has a negative or NaN weight: weights "
+        gv__vx_err0("sssp: the graph has a negative or NaN weight: weights "
                    "must be non-negative");
         return GV_ERR_INVALID;
     }
     if ((root < 0) || (root >= g->nverts)) {
-        gv__vx_err("sssp: root %lld is not a vertex (0..%lld)",
+        gv__vx_err0("sssp: root %lld is not a vertex (0..%lld)",
                    (long long)root, (long long)g->nverts - 1);
         return GV_ERR_INVALID;
     }

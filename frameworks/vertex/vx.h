@@ -30,6 +30,8 @@ gv_status_t gv__vx_ghosts_get(const gv_graph_t *g, int use_out, int use_in,
 
 /** Log an error of the vertex framework once, with the rank. */
 void gv__vx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** The same for an error every rank decides alike: rank 0 says it. */
+void gv__vx_err0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** Combine @a v into *@a dst with a built-in operator. */
 static inline void gv__vx_combine(gv_vx_op_t op, gv_vx_word_t *dst,
