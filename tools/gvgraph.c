@@ -43,6 +43,7 @@ typedef struct opts {
     int         iters;
     double      tol;
     int         verbose;
+    int         roots_set, tol_set;
     gv_graph_placement_t placement;
 } opts_t;
 
@@ -66,9 +67,10 @@ static void usage(FILE *f)
 "options:\n"
 "  --root maxdeg|N   BFS, SSSP, BFS500 root (default maxdeg: the vertex with\n"
 "                    the most distinct undirected neighbours)\n"
-"  --roots K         BFS500: searches (the root, then K-1 pseudo-random\n"
+"  --roots K         bfs500: searches (the root, then K-1 pseudo-random\n"
 "                    vertices with edges; default 8), TEPS harmonic mean\n"
-"  --iters N         PageRank sweeps (default 20; 0: until --tol)\n"
+"  --iters N         PageRank sweeps (default 20; 0: until --tol); the\n"
+"                    other applications run to the end and ignore it\n"
 "  --tol X           PageRank: stop after a sweep whose largest change is\n"
 "                    below X (default 0: all sweeps)\n"
 "  --engine vertex   the engine (vertex; linalg is not in this build)\n"
@@ -164,7 +166,8 @@ static void parse(int argc, char **argv)
             O.root = (strcmp(v, "maxdeg") == 0)
                          ? -1 : parse_int(a, v, 0, INT64_MAX / 4);
         } else if (strcmp(a, "--roots") == 0) {
-            O.roots = (int)parse_int(a, v, 1, 1 << 16);
+            O.roots     = (int)parse_int(a, v, 1, 1 << 16);
+            O.roots_set = 1;
         } else if (strcmp(a, "--iters") == 0) {
             O.iters = (int)parse_int(a, v, 0, 1 << 24);
         } else if (strcmp(a, "--tol") == 0) {
@@ -175,6 +178,7 @@ static void parse(int argc, char **argv)
             if ((errno != 0) || (end == v) || (*end != '\0') || !(O.tol >= 0) ||
                 isinf(O.tol))
                 bad_arg("--tol '%s': expected a finite number >= 0", v);
+            O.tol_set = 1;
         } else if (strcmp(a, "--engine") == 0) {
             if (strcmp(v, "linalg") == 0)
                 bad_arg("--engine linalg: the linear-algebra engine is not "
@@ -194,6 +198,13 @@ static void parse(int argc, char **argv)
             bad_arg("option '%s' unknown", a);
         }
     }
+    if ((O.app != APP_BFS500) && O.roots_set)
+        bad_arg("--roots is for bfs500");
+    if ((O.app != APP_PR) && O.tol_set)
+        bad_arg("--tol is for pagerank");
+    if ((O.weights != NULL) && (O.app != APP_SSSP))
+        bad_arg("--weights is for sssp (the other applications read the "
+                "graph unweighted)");
     if (sources != 1)
         bad_arg("give exactly one graph: --kron S, --input FILE, --text FILE "
                 "or --mtx FILE");
