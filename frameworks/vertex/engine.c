@@ -589,11 +589,12 @@ void gv__vx_step_print(const gv_vx_stats_t *st, int k, int label, FILE *f)
     fprintf(f,
             "superstep %d active=%lld scattered=%lld edges=%lld remote=%lld "
             "msgs=%llu bytes=%llu gather_s=%.4f apply_s=%.4f "
-            "exchange_s=%.4f seconds=%.4f\n",
+            "exchange_s=%.4f seconds=%.4f%s\n",
             label, (long long)t->active, (long long)t->scattered,
             (long long)t->edges, (long long)t->remote,
             (unsigned long long)t->msgs, (unsigned long long)t->bytes,
-            t->gather_s, t->apply_s, t->exchange_s, t->seconds);
+            t->gather_s, t->apply_s, t->exchange_s, t->seconds,
+            t->bottom_up ? " bottom-up" : "");
     fflush(f);
 }
 
