@@ -7,10 +7,12 @@
  * Model. A vertex program is a struct of callbacks over a gv_graph_t
  * (grapevine/fw/graph.h). The engine runs synchronous supersteps:
  *
- *   gather   every vertex with a gather direction contributes one value
- *            (gather()) along its edges, changed per edge by edge(); the
- *            values reaching a vertex are combined with the program's sum
- *            into its accumulator. "In" gathers the in-neighbours' values
+ *   gather   every vertex contributes one value (gather()) along its
+ *            edges, changed per edge by edge(); the values reaching a
+ *            vertex are combined with the program's sum into its
+ *            accumulator (computed for every vertex, used by the active
+ *            ones: the gathers travel as pushes from the neighbours, so
+ *            that each rank reads only its own vertices' state). "In" gathers the in-neighbours' values
  *            (contributed along out-edges); "out" the out-neighbours'
  *            (along in-edges: the graph needs GV_GRAPH_IN_EDGES).
  *            With delta caching, gather runs in the first superstep only:
@@ -42,7 +44,9 @@
  * (an atomic add for int64 sums, a compare-and-swap loop for min and for
  * double add) on the owner's accumulator word in the symmetric heap.
  *
- * Values are one 64-bit word (gv_vx_word_t). Collective: gv_vx_run()
+ * Values are one 64-bit word (gv_vx_word_t); graphs up to 2^31 - P
+ * vertices. gv_bfs500() and gv_vx_cc_native() always send batches of
+ * messages (GV_AMO does not change them). Collective: gv_vx_run()
  * and every application below are called by every rank, in the same
  * order, from the function given to gv_run_all().
  */
