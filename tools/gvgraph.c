@@ -42,6 +42,8 @@ typedef struct opts {
     int         roots;     /* bfs500: searches */
     int         iters;
     double      tol;
+    double      delta;     /* sssp: bucket width, 0 auto, < 0 none */
+    int         delta_set;
     int         verbose;
     int         roots_set, tol_set;
     gv_graph_placement_t placement;
@@ -73,6 +75,9 @@ static void usage(FILE *f)
 "                    other applications run to the end and ignore it\n"
 "  --tol X           PageRank: stop after a sweep whose largest change is\n"
 "                    below X (default 0: all sweeps)\n"
+"  --delta X         sssp: delta-stepping's bucket width (default 0: the\n"
+"                    largest weight / the average out-degree; below 0:\n"
+"                    Bellman-Ford)\n"
 "  --engine vertex   the engine (vertex; linalg is not in this build)\n"
 "  --placement hash|block  vertex placement (default hash)\n"
 "  --output FILE     per-vertex results, indexed by vertex id: binary\n"
@@ -179,6 +184,16 @@ static void parse(int argc, char **argv)
                 isinf(O.tol))
                 bad_arg("--tol '%s': expected a finite number >= 0", v);
             O.tol_set = 1;
+        } else if (strcmp(a, "--delta") == 0) {
+            char *end;
+
+            errno   = 0;
+            O.delta = strtod(v, &end);
+            if ((errno != 0) || (end == v) || (*end != '\0') ||
+                isnan(O.delta) || isinf(O.delta))
+                bad_arg("--delta '%s': expected a number (0: auto, below 0: "
+                        "Bellman-Ford)", v);
+            O.delta_set = 1;
         } else if (strcmp(a, "--engine") == 0) {
             if (strcmp(v, "linalg") == 0)
                 bad_arg("--engine linalg: the linear-algebra engine is not "
@@ -200,6 +215,8 @@ static void parse(int argc, char **argv)
     }
     if ((O.app != APP_BFS500) && O.roots_set)
         bad_arg("--roots is for bfs500");
+    if ((O.app != APP_SSSP) && O.delta_set)
+        bad_arg("--delta is for sssp");
     if ((O.app != APP_PR) && O.tol_set)
         bad_arg("--tol is for pagerank");
     if ((O.weights != NULL) && (O.app != APP_SSSP))
@@ -512,7 +529,7 @@ static void run(void *arg)
             rc = gv_vx_cc_native(&g, a, &vo, &st);
             break;
         default:
-            rc = gv_vx_sssp(&g, root, f, &vo, &st);
+            rc = gv_vx_sssp(&g, root, O.delta, f, &vo, &st);
             break;
         }
         run_s = gv_wtime() - t0;

@@ -80,6 +80,18 @@ gv_vx_word_t gv__vx_identity(gv_vx_op_t op, gv_vx_word_t custom)
     return w;
 }
 
+gv_status_t gv__vx_agree(gv_status_t rc)
+{
+    int64_t     bad = (rc != GV_OK);
+    gv_status_t s2  = gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
+
+    if (rc != GV_OK)
+        return rc;
+    if (s2 != GV_OK)
+        return s2;
+    return bad ? GV_ERR_NO_MEMORY : GV_OK;
+}
+
 #define RED_CHUNK ((size_t)1 << 17) /* elements of one gv_allreduce */
 
 gv_status_t gv__vx_allreduce_i64(int64_t *buf, size_t n, gv_redop_t op)
@@ -787,10 +799,13 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
             void        *s = sp + (size_t)i * prog->state_size;
             gv_vx_word_t m;
 
+            int          r;
+
             if (!active[i])
                 continue;
-            active[i] = 0;
-            if (!prog->apply(g, i, s, acc[i], hasacc[i], x.arg) || last ||
+            r         = prog->apply(g, i, s, acc[i], hasacc[i], x.arg);
+            active[i] = (r == GV_VX_HOLD) ? 2 : 0; /* 2: active next too */
+            if ((r == 0) || (r == GV_VX_HOLD) || last ||
                 (prog->scatter_dir == GV_VX_NONE))
                 continue;
             if (prog->scatter(g, i, s, &m, x.arg)) {
@@ -812,7 +827,7 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
                 gv__vx_combine(prog->op, &acc[i], x.sl[i], prog->sum);
                 hasacc[i] = 1;
             }
-            active[i] = got;
+            active[i] = got || (active[i] == 2);
         }
         clear_local(&x);
         gv_am_stats(&a1);

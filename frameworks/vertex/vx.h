@@ -70,6 +70,10 @@ gv_status_t gv__vx_allreduce_i64(int64_t *buf, size_t n, gv_redop_t op);
  *  by at most one rank (the owner of its vertex): a sum, chunked. */
 gv_status_t gv__vx_allreduce_bits(uint64_t *bits, size_t nwords);
 
+/** Collective: GV_OK if @a rc is GV_OK on every rank, else the error of
+ *  this rank (or GV_ERR_NO_MEMORY for a failure elsewhere). */
+gv_status_t gv__vx_agree(gv_status_t rc);
+
 /** Print step @a k of @a st, labelled @a label (rank 0 only). */
 void gv__vx_step_print(const gv_vx_stats_t *st, int k, int label, FILE *f);
 

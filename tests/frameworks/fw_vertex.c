@@ -294,10 +294,15 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
     if (gd.nverts > 0) {
         double *d;
 
-        MR_OK(gv_vx_sssp(&gd, root, x, NULL, NULL));
-        d = dense_f64(&gd, x);
-        CHK(chk_check_sssp(&f.e, root, d, msg, sizeof(msg)), "sssp");
-        free(d);
+        /* Delta-stepping (auto and narrow buckets) and Bellman-Ford. */
+        static const double deltas[] = {0, 0.05, -1};
+
+        for (int k = 0; k < 3; k++) {
+            MR_OK(gv_vx_sssp(&gd, root, deltas[k], x, NULL, NULL));
+            d = dense_f64(&gd, x);
+            CHK(chk_check_sssp(&f.e, root, d, msg, sizeof(msg)), "sssp");
+            free(d);
+        }
     }
 
     /* BFS and CC through the engine. */

@@ -88,6 +88,9 @@ typedef enum {
                             by messages                                 */
 } gv_vx_op_t;
 
+/** What apply() returns to stay active without scattering. */
+#define GV_VX_HOLD 2
+
 /** A vertex program. Callbacks get the graph, the vertex's local index
  *  @a i (its global id is gv_graph_global(g, i)), its state, and the run's
  *  argument. NULL callbacks: see each. */
@@ -111,8 +114,10 @@ typedef struct gv_vx_program {
      *  on an unweighted graph). NULL: the value as it is. */
     gv_vx_word_t (*edge)(gv_vx_word_t value, float w, void *arg);
     /** Update an active vertex. @a has_acc is 0 when nothing was gathered
-     *  or received (then @a acc is the identity). Return non-zero to
-     *  scatter. Required. */
+     *  or received (then @a acc is the identity). Return 0 to rest,
+     *  GV_VX_HOLD to stay active in the next superstep without scattering
+     *  (work put off, as delta-stepping puts off its later buckets), any
+     *  other value to scatter. Required. */
     int (*apply)(const gv_graph_t *g, int64_t i, void *state,
                  gv_vx_word_t acc, int has_acc, void *arg);
     /** The message vertex i sends along its scatter edges; return 0 to
@@ -250,13 +255,19 @@ gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
                             const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
 
 /**
- * Single-source shortest paths by Bellman-Ford-style relaxation through
- * the engine (only vertices whose distance fell scatter), on a directed
- * graph with float weights (weight 1 if unweighted). @a dist is +inf for
- * vertices not reached. Weights must be non-negative (GV_ERR_INVALID).
+ * Single-source shortest paths through the engine, on a directed graph
+ * with float weights (weight 1 if unweighted; distances summed in
+ * double), by delta-stepping: a vertex whose distance fell scatters once
+ * its distance is below the current bucket's end (a multiple of @a
+ * delta), and holds (stays active, GV_VX_HOLD) until then; when nothing
+ * scatters, the bucket moves on to the smallest held distance. @a delta
+ * 0 picks the largest weight / the average out-degree; @a delta < 0 is
+ * Bellman-Ford (every improved vertex scatters at once). @a dist is +inf
+ * for vertices not reached. Weights must be non-negative (GV_ERR_INVALID).
  */
-gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double *dist,
-                       const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double delta,
+                       double *dist, const gv_vx_opts_t *opts,
+                       gv_vx_stats_t *stats_p);
 
 /* ------------------------------------------------------------------------ */
 /* The Graph500 BFS, written natively on the graph (not through the engine) */
