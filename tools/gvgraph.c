@@ -75,9 +75,9 @@ static void usage(FILE *f)
 "                    other applications run to the end and ignore it\n"
 "  --tol X           PageRank: stop after a sweep whose largest change is\n"
 "                    below X (default 0: all sweeps)\n"
-"  --delta X         sssp: delta-stepping's bucket width (default 0: the\n"
-"                    largest weight / the average out-degree; below 0:\n"
-"                    Bellman-Ford)\n"
+"  --delta X         sssp: delta-stepping's bucket width (0: the largest\n"
+"                    weight / the average out-degree); below 0 (the\n"
+"                    default, measured faster here): Bellman-Ford\n"
 "  --engine vertex   the engine (vertex; linalg is not in this build)\n"
 "  --placement hash|block  vertex placement (default hash)\n"
 "  --output FILE     per-vertex results, indexed by vertex id: binary\n"
@@ -123,7 +123,7 @@ static void parse(int argc, char **argv)
     int i, sources = 0;
 
     O = (opts_t){.kron = -1, .ef = 16, .seed = 1, .vertices = -1,
-                 .root = -1, .roots = 8, .iters = 20};
+                 .root = -1, .roots = 8, .iters = 20, .delta = -1};
     if (argc < 2)
         bad_arg("an application is required: pagerank, bfs, cc, sssp, bfs500 "
                 "or ccnative");
