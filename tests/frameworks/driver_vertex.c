@@ -135,9 +135,9 @@ Test(vertex, gvgraph_lines, .timeout = 200)
             const char *head[] = {"graph app=", "ranks=", "transport=",
                                   "engine=vertex", "vertices=2048",
                                   "edges=32768", "load_s=", "build_s=",
-                                  "run_s="};
+                                  "run_s=", " run_cpu_s="};
 
-            drv_expect_lines(out2, head, 9, "gvgraph's line lacks");
+            drv_expect_lines(out2, head, 10, "gvgraph's line lacks");
             drv_expect_lines(out2, apps[k].fields, 3, "gvgraph's line lacks");
         }
         /* The check fields agree across rank counts: integers exactly,
