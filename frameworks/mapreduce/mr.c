@@ -4,9 +4,8 @@
  *
  * Each rank keeps two tables of the same kind: the combiner's (pairs
  * emitted here, folded before they travel; used only with local_combine)
- * and the home's (the reduced result of the keys homed here). A table is
- * open addressing over {hash, entry offset} slots; entries live in one
- * growing arena as {hash, key length, value (8-aligned), key bytes}.
+ * and the home's (the reduced result of the keys homed here), each open
+ * addressing with linear probing over entries held in the slots.
  *
  * Pairs travel in batches of up to BATCH bytes per destination, one active
  * message each: {job id} then records {u16 key length, key, value}; the
@@ -26,13 +25,9 @@
 #define CHUNK    (1 << 20)
 
 typedef struct {
-    uint64_t hash, off; /* off: entry offset + 1; 0 is an empty slot */
-} slot_t;
-
-typedef struct {
-    slot_t  *slots;
+    uint8_t *slots;  /* cap entries of mr->stride bytes */
     uint64_t cap, n;
-    uint8_t *arena;
+    uint8_t *arena;  /* keys longer than INLINE bytes */
     size_t   used, room;
 } table_t;
 
@@ -43,7 +38,7 @@ typedef struct {
 
 struct gv_mr {
     uint16_t                id;
-    size_t                  ks, vs, vs8;
+    size_t                  ks, vs, vs8, stride;
     gv_hashmap_combine_fn_t combine;
     int                     local_combine, rank, nranks, failed;
     table_t                 comb, home;
@@ -56,14 +51,17 @@ static int        registered;
 
 /* ---- tables ---------------------------------------------------------------- */
 
-/* Entry header: hash, key length; value at +16, key after the value. */
+/* An entry is one slot: {tag (0: empty), key length, value (8-aligned),
+ * key}: the key in place if at most INLINE bytes (so a fold touches one
+ * cache line or two), else its offset in the arena. */
 #define ENT_HDR 16
+#define INLINE  16
 
-static void table_init(table_t *t)
+static void table_init(gv_mr_t *mr, table_t *t)
 {
     memset(t, 0, sizeof(*t));
     t->cap   = 64;
-    t->slots = calloc(t->cap, sizeof(slot_t));
+    t->slots = calloc(t->cap, mr->stride);
     if (t->slots == NULL)
         gv_abort(1, "mapreduce: out of local memory for a table");
 }
@@ -75,11 +73,6 @@ static void table_free(table_t *t)
     memset(t, 0, sizeof(*t));
 }
 
-static inline uint8_t *ent_at(const table_t *t, uint64_t off1)
-{
-    return t->arena + off1 - 1;
-}
-
 static inline uint32_t ent_klen(const uint8_t *e)
 {
     uint32_t k;
@@ -87,21 +80,39 @@ static inline uint32_t ent_klen(const uint8_t *e)
     return k;
 }
 
-static void table_grow(table_t *t)
+static inline uint8_t *ent_val(uint8_t *e)
 {
-    uint64_t ncap = t->cap * 2, i, j;
-    slot_t  *ns   = calloc(ncap, sizeof(slot_t));
+    return e + ENT_HDR;
+}
+
+static inline const uint8_t *ent_key(const gv_mr_t *mr, const table_t *t,
+                                     const uint8_t *e)
+{
+    uint64_t off;
+
+    if (ent_klen(e) <= INLINE)
+        return e + ENT_HDR + mr->vs8;
+    memcpy(&off, e + ENT_HDR + mr->vs8, 8);
+    return t->arena + off;
+}
+
+static void table_grow(gv_mr_t *mr, table_t *t)
+{
+    uint64_t ncap = t->cap * 2, i, j, tg;
+    uint8_t *ns   = calloc(ncap, mr->stride);
 
     if (ns == NULL)
         gv_abort(1, "mapreduce: out of local memory for a table of %llu "
-                 "slots", (unsigned long long)ncap);
+                 "entries", (unsigned long long)ncap);
     for (i = 0; i < t->cap; i++) {
-        if (t->slots[i].off == 0)
+        const uint8_t *e = t->slots + i * mr->stride;
+        memcpy(&tg, e, 8);
+        if (tg == 0)
             continue;
-        for (j = t->slots[i].hash & (ncap - 1); ns[j].off != 0;
+        for (j = tg & (ncap - 1); *(const uint64_t *)(ns + j * mr->stride) != 0;
              j = (j + 1) & (ncap - 1))
             ;
-        ns[j] = t->slots[i];
+        memcpy(ns + j * mr->stride, e, mr->stride);
     }
     free(t->slots);
     t->slots = ns;
@@ -113,58 +124,59 @@ static void table_grow(table_t *t)
 static void table_fold(gv_mr_t *mr, table_t *t, uint64_t h, const void *key,
                        size_t klen, const void *val)
 {
-    uint64_t i;
-    size_t   need;
+    uint64_t tg = h | 1, i, et;
     uint8_t *e;
     uint32_t k32 = (uint32_t)klen;
 
-    for (i = h & (t->cap - 1); t->slots[i].off != 0; i = (i + 1) & (t->cap - 1)) {
-        if (t->slots[i].hash != h)
-            continue;
-        e = ent_at(t, t->slots[i].off);
-        if ((ent_klen(e) == klen) &&
-            (memcmp(e + ENT_HDR + mr->vs8, key, klen) == 0)) {
-            mr->combine(e + ENT_HDR, val, mr->vs);
+    for (i = tg & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        e = t->slots + i * mr->stride;
+        memcpy(&et, e, 8);
+        if (et == 0)
+            break;
+        if ((et == tg) && (ent_klen(e) == klen) &&
+            (memcmp(ent_key(mr, t, e), key, klen) == 0)) {
+            mr->combine(ent_val(e), val, mr->vs);
             return;
         }
     }
-    need = (ENT_HDR + mr->vs8 + klen + 7) & ~(size_t)7;
-    if (t->used + need > t->room) {
-        size_t   nroom = (t->room == 0) ? 65536 : t->room * 2;
-        uint8_t *na;
-        while (nroom < t->used + need)
-            nroom *= 2;
-        na = realloc(t->arena, nroom);
-        if (na == NULL)
-            gv_abort(1, "mapreduce: out of local memory for %zu bytes of "
-                     "entries", nroom);
-        t->arena = na;
-        t->room  = nroom;
-    }
-    e = t->arena + t->used;
-    memcpy(e, &h, 8);
+    memcpy(e, &tg, 8);
     memcpy(e + 8, &k32, 4);
-    memcpy(e + ENT_HDR, val, mr->vs);
-    memcpy(e + ENT_HDR + mr->vs8, key, klen);
-    t->slots[i].hash = h;
-    t->slots[i].off  = t->used + 1;
-    t->used += need;
+    memcpy(ent_val(e), val, mr->vs);
+    if (klen <= INLINE) {
+        memcpy(e + ENT_HDR + mr->vs8, key, klen);
+    } else {
+        uint64_t off = t->used;
+        if (t->used + klen > t->room) {
+            size_t   nroom = (t->room == 0) ? 65536 : t->room * 2;
+            uint8_t *na;
+            while (nroom < t->used + klen)
+                nroom *= 2;
+            na = realloc(t->arena, nroom);
+            if (na == NULL)
+                gv_abort(1, "mapreduce: out of local memory for %zu bytes "
+                         "of keys", nroom);
+            t->arena = na;
+            t->room  = nroom;
+        }
+        memcpy(t->arena + off, key, klen);
+        t->used += klen;
+        memcpy(e + ENT_HDR + mr->vs8, &off, 8);
+    }
     if (++t->n * 10 > t->cap * 7)
-        table_grow(t);
+        table_grow(mr, t);
 }
 
-static void table_clear(table_t *t)
+static void table_clear(gv_mr_t *mr, table_t *t)
 {
-    memset(t->slots, 0, t->cap * sizeof(slot_t));
+    memset(t->slots, 0, t->cap * mr->stride);
     t->n    = 0;
     t->used = 0;
 }
 
-/* Visit every entry of @a t in arena order. */
+/* Visit every entry of @a t. */
 #define TABLE_EACH(_t, _mr, _e)                                               \
-    for (size_t _o = 0; (_o < (_t)->used) &&                                  \
-                        ((_e) = (_t)->arena + _o, 1);                         \
-         _o += (ENT_HDR + (_mr)->vs8 + ent_klen(_e) + 7) & ~(size_t)7)
+    for (uint64_t _i = 0; _i < (_t)->cap; _i++)                               \
+        if (*(const uint64_t *)((_e) = (_t)->slots + _i * (_mr)->stride) != 0)
 
 static inline int home_of(const gv_mr_t *mr, uint64_t h)
 {
@@ -255,11 +267,10 @@ static gv_status_t finish_run(gv_mr_t *mr, gv_status_t mine)
 
     if (mr->local_combine) {
         TABLE_EACH(&mr->comb, mr, e) {
-            uint64_t h;
-            memcpy(&h, e, 8);
-            ship(mr, h, e + ENT_HDR + mr->vs8, ent_klen(e), e + ENT_HDR);
+            const uint8_t *k = ent_key(mr, &mr->comb, e);
+            ship(mr, mr_hash(k, ent_klen(e)), k, ent_klen(e), ent_val(e));
         }
-        table_clear(&mr->comb);
+        table_clear(mr, &mr->comb);
     }
     for (r = 0; r < mr->nranks; r++)
         batch_send(mr, r);
@@ -307,12 +318,13 @@ gv_status_t gv_mr_create(const gv_mr_opts_t *o, gv_mr_t **mr_p)
     mr->ks            = o->key_size;
     mr->vs            = o->val_size;
     mr->vs8           = (o->val_size + 7) & ~(size_t)7;
+    mr->stride        = ENT_HDR + mr->vs8 + INLINE;
     mr->combine       = o->combine;
     mr->local_combine = o->local_combine;
     mr->rank          = gv_rank();
     mr->nranks        = gv_nranks();
-    table_init(&mr->comb);
-    table_init(&mr->home);
+    table_init(mr, &mr->comb);
+    table_init(mr, &mr->home);
     mr->out = calloc((size_t)mr->nranks, sizeof(batch_t));
     if (mr->out == NULL)
         gv_abort(1, "mapreduce: out of local memory");
@@ -325,6 +337,8 @@ gv_status_t gv_mr_create(const gv_mr_opts_t *o, gv_mr_t **mr_p)
     }
     jobs[id] = mr;
     *mr_p    = mr;
+    /* No rank sends pairs of this job before every rank knows it. */
+    gv_coll_barrier();
     return GV_OK;
 }
 
@@ -347,8 +361,8 @@ void gv_mr_destroy(gv_mr_t *mr)
 gv_status_t gv_mr_clear(gv_mr_t *mr)
 {
     gv_barrier();
-    table_clear(&mr->comb);
-    table_clear(&mr->home);
+    table_clear(mr, &mr->comb);
+    table_clear(mr, &mr->home);
     gv_barrier();
     return GV_OK;
 }
@@ -571,7 +585,7 @@ gv_status_t gv_mr_forall(gv_mr_t *mr, gv_mr_entry_fn_t body, void *arg)
     uint8_t *e;
 
     TABLE_EACH(&mr->home, mr, e)
-        body(e + ENT_HDR + mr->vs8, ent_klen(e), e + ENT_HDR, arg);
+        body(ent_key(mr, &mr->home, e), ent_klen(e), ent_val(e), arg);
     gv_barrier();
     return GV_OK;
 }
@@ -606,8 +620,8 @@ gv_status_t gv_mr_to_hashmap(gv_mr_t *mr, gv_hashmap_t *map)
     if (status != GV_OK)
         return status;
     TABLE_EACH(&mr->home, mr, e) {
-        status = gv_hashmap_insert_async(map, e + ENT_HDR + mr->vs8,
-                                         e + ENT_HDR, &gce);
+        status = gv_hashmap_insert_async(map, ent_key(mr, &mr->home, e),
+                                         ent_val(e), &gce);
         if (status != GV_OK)
             break;
     }
@@ -633,7 +647,7 @@ gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a)
     if (gv_gce_create(&gce) != GV_OK)
         return GV_ERR_NO_RESOURCE;
     TABLE_EACH(&mr->home, mr, e) {
-        memcpy(&k, e + ENT_HDR + mr->vs8, 8);
+        memcpy(&k, ent_key(mr, &mr->home, e), 8);
         if ((k < 0) || (k >= gv_array_size(a))) {
             if (!bad)
                 mr_error("array form: key %lld outside [0, %lld)",
@@ -641,7 +655,7 @@ gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a)
             bad = 1;
             continue;
         }
-        if (gv_array_put_async(a, k, e + ENT_HDR, &gce) != GV_OK)
+        if (gv_array_put_async(a, k, ent_val(e), &gce) != GV_OK)
             bad = 1;
     }
     if (gv_gce_wait(&gce) != GV_OK)
@@ -702,9 +716,9 @@ gv_status_t gv_mr_top(gv_mr_t *mr, int k, gv_mr_top_t *top, int *n_p)
         gv_abort(1, "mapreduce: out of local memory for the top %d", k);
     TABLE_EACH(&mr->home, mr, e) {
         memset(&t, 0, sizeof(t));
-        memcpy(&t.value, e + ENT_HDR, (mr->vs < 8) ? mr->vs : 8);
+        memcpy(&t.value, ent_val(e), (mr->vs < 8) ? mr->vs : 8);
         t.klen = ent_klen(e);
-        memcpy(t.key, e + ENT_HDR + mr->vs8, t.klen);
+        memcpy(t.key, ent_key(mr, &mr->home, e), t.klen);
         n = top_insert(mine, n, k, &t);
     }
     /* Every rank's list to every rank, merged in the same order. */
