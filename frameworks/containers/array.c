@@ -560,6 +560,9 @@ gv_status_t gv_array_scan(gv_array_t *a, gv_dtype_t type, gv_redop_t op,
         }
     }
     free(tot);
+    /* Every rank's part is scanned before anyone reads another's. */
+    if (status == GV_OK)
+        status = gv_coll_barrier();
     if ((status == GV_OK) && (total_p != NULL))
         memcpy(total_p, &carry, 8);
     return status;

@@ -116,7 +116,7 @@ gv_status_t gv__fw_add(void *obj, int kind, uint16_t *id_p)
             break;
     if (i == tab.n) {
         if (tab.n == FW_MAX_OBJS) {
-            fw_error("%d containers are alive: destroy some first",
+            fw_error("gv_hashmap_create, gv_bag_create: %d containers are alive: destroy some first",
                      FW_MAX_OBJS);
             return GV_ERR_NO_RESOURCE;
         }

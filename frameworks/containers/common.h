@@ -12,10 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Log an error with the rank in front, as the runtime's log lines do. */
+/* Log an error with the rank in front, as the runtime's log lines do; the
+ * message starts with the public function it concerns. */
 #define fw_error(_fmt, ...)                                                   \
-    fprintf(stderr, "[%04d] ERROR %s:%d %s: " _fmt "\n", gv_rank(),           \
-            __FILE__, __LINE__, __func__, ## __VA_ARGS__)
+    fprintf(stderr, "[%04d] ERROR %s:%d: " _fmt "\n", gv_rank(), __FILE__,    \
+            __LINE__, ## __VA_ARGS__)
 
 enum { FW_KIND_HASHMAP = 1, FW_KIND_BAG };
 

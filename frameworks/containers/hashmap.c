@@ -220,7 +220,7 @@ static gv_status_t run_op(gv_hashmap_t *m, int op, const void *key,
         } else {
             fn = (gv_hashmap_visit_fn_t)gv_fn_decode(&ref);
             if (fn == NULL) {
-                fw_error("hash map visit: the function does not name code "
+                fw_error("gv_hashmap_visit: the function does not name code "
                          "of this program");
                 return GV_ERR_INVALID;
             }

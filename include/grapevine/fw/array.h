@@ -12,6 +12,13 @@
  * and is read, written and updated by delegates at its home, one at a
  * time: atomic without locks (see grapevine/dsm.h).
  *
+ * One event for all ranks: gv_gce_wait(e) covers what was enrolled in e
+ * on every rank, so a collective phase of async operations uses one event
+ * that every rank knows (gv_gce_default(), or one rank's gv_gce_create()
+ * passed to the others with gv_broadcast). An event each rank made for
+ * itself covers only that rank's operations: after waiting on it, a rank
+ * still needs a barrier before it reads what other ranks sent it.
+ *
  * Create, destroy and the loops, scans and reductions are collective:
  * every rank calls them, in the same order, from one worker. Element
  * operations may be called from any worker on any rank; their async forms

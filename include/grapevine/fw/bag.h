@@ -10,6 +10,13 @@
  * it started). The frontier of graph traversals: append each discovered
  * vertex at its owner, then gv_bag_forall() runs at the owners.
  *
+ * One event for all ranks: gv_gce_wait(e) covers what was enrolled in e
+ * on every rank, so a collective phase of async operations uses one event
+ * that every rank knows (gv_gce_default(), or one rank's gv_gce_create()
+ * passed to the others with gv_broadcast). An event each rank made for
+ * itself covers only that rank's operations: after waiting on it, a rank
+ * still needs a barrier before it reads what other ranks sent it.
+ *
  * Create, destroy, gv_bag_forall, gv_bag_clear and gv_bag_size are
  * collective (every rank, same order, one worker).
  *

@@ -18,6 +18,13 @@
  * rank to another arrive in order, so one worker's operations on one key
  * apply in the order it issued them.
  *
+ * One event for all ranks: gv_gce_wait(e) covers what was enrolled in e
+ * on every rank, so a collective phase of async operations uses one event
+ * that every rank knows (gv_gce_default(), or one rank's gv_gce_create()
+ * passed to the others with gv_broadcast). An event each rank made for
+ * itself covers only that rank's operations: after waiting on it, a rank
+ * still needs a barrier before it reads what other ranks sent it.
+ *
  * Create, destroy, gv_hashmap_forall and gv_hashmap_size are collective
  * (every rank, same order, one worker); the rest may be called from any
  * worker on any rank, and the async forms also from a visitor or combiner
