@@ -220,7 +220,8 @@ static void ship(gv_mr_t *mr, uint64_t h, const void *key, size_t klen,
         return;
     }
     b = &mr->out[dst];
-    if (b->len + 2 + klen + mr->vs > BATCH)
+    /* Sending may progress and let other workers fill this batch. */
+    while (b->len + 2 + klen + mr->vs > BATCH)
         batch_send(mr, dst);
     memcpy(b->data + b->len, &k16, 2);
     memcpy(b->data + b->len + 2, key, klen);
