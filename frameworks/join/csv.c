@@ -232,3 +232,46 @@ done:
     free(out.v);
     return status;
 }
+
+gv_status_t gv_rel_write_csv(const gv_rel_t *rel, const char *path)
+{
+    int64_t  n, i, *v = gv_rel_local(rel, &n), *len, off = 0, bad = 0;
+    int      P = gv_nranks(), me = gv_rank(), j, fd = -1, r;
+    size_t   cap = (size_t)(n > 0 ? n : 1) * (size_t)rel->ncols * 21 + 1, pos = 0;
+    char    *buf = malloc(cap);
+
+    len = calloc((size_t)P, sizeof(int64_t));
+    if ((buf == NULL) || (len == NULL))
+        gv_abort(1, "join: out of local memory for writing %s", path);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < rel->ncols; j++)
+            pos += (size_t)snprintf(buf + pos, cap - pos, "%lld%c",
+                                    (long long)v[i * rel->ncols + j],
+                                    (j + 1 < rel->ncols) ? ',' : '\n');
+    len[me] = (int64_t)pos;
+    gv_allreduce(len, (size_t)P, GV_INT64, GV_SUM);
+    for (r = 0; r < me; r++)
+        off += len[r];
+    if (me == 0) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) {
+            join_error("cannot create %s: %s", path, strerror(errno));
+            bad = 1;
+        }
+    }
+    gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
+    if (!bad && (me != 0) && ((fd = open(path, O_WRONLY)) < 0)) {
+        join_error("cannot open %s: %s", path, strerror(errno));
+        bad = 1;
+    }
+    if (!bad && (pos > 0) && (pwrite(fd, buf, pos, off) != (ssize_t)pos)) {
+        join_error("cannot write %s: %s", path, strerror(errno));
+        bad = 1;
+    }
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    free(len);
+    gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
+    return bad ? GV_ERR_IO : GV_OK;
+}

@@ -290,7 +290,10 @@ static void settle(job_t *j)
     } while (more > 0);
 }
 
-static gv_status_t job_new(int rw, int sw, job_t **j_p)
+/* Collective: a job whose first table keeps rows of @a rw columns (the
+ * second is a set). Ready before any rank can send to it. */
+static gv_status_t job_new(int rw, int sw, int rcol, int scol, int emit,
+                          job_t **j_p)
 {
     job_t *j;
     int    id, r;
@@ -315,6 +318,9 @@ static gv_status_t job_new(int rw, int sw, job_t **j_p)
     j->me = gv_rank();
     j->rw = rw;
     j->sw = sw;
+    j->rcol = rcol;
+    j->scol = scol;
+    j->emit = emit;
     j->buf = calloc((size_t)j->P, sizeof(uint8_t *));
     j->len = calloc((size_t)j->P, sizeof(size_t));
     if ((j->buf == NULL) || (j->len == NULL))
@@ -326,6 +332,9 @@ static gv_status_t job_new(int rw, int sw, job_t **j_p)
         memcpy(j->buf[r], &j->id, 2);
         j->len[r] = 2;
     }
+    mm_init(&j->t1, rw);
+    mm_init(&j->t2, 0);
+    j->out.width = rw + sw;
     jobs[id] = j;
     gv_coll_barrier(); /* every rank knows the job before tuples come */
     *j_p = j;
@@ -368,15 +377,9 @@ gv_status_t gv_rel_join(const gv_rel_t *r, int rcol, const gv_rel_t *s,
                        s->ncols, GV_REL_COLS_MAX);
         return GV_ERR_INVALID;
     }
-    status = job_new(r->ncols, s->ncols, &j);
+    status = job_new(r->ncols, s->ncols, rcol, scol, out_p != NULL, &j);
     if (status != GV_OK)
         return status;
-    j->rcol = rcol;
-    j->scol = scol;
-    j->emit = (out_p != NULL);
-    mm_init(&j->t1, r->ncols);
-    mm_init(&j->t2, 0);
-    j->out.width = r->ncols + s->ncols;
 
     t = gv_wtime();
     v = gv_rel_local(r, &n);
@@ -442,12 +445,9 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
     gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
     if (bad)
         return GV_ERR_INVALID;
-    status = job_new(2, 2, &j);
+    status = job_new(2, 2, 0, 0, 0, &j);
     if (status != GV_OK)
         return status;
-    j->rcol = 0;
-    mm_init(&j->t1, 2);
-    mm_init(&j->t2, 0);
     /* E as a set of (a, b), a < b: self-loops and duplicates go. */
     for (i = 0; i < n; i++) {
         int64_t a = v[2 * i], b = v[2 * i + 1];

@@ -64,6 +64,11 @@ int64_t    *gv_rel_local(const gv_rel_t *rel, int64_t *n_p);
  */
 gv_status_t gv_rel_load_csv(const char *path, int header, gv_rel_t **rel_p);
 
+/** Collective: write the relation as CSV (the form gv_rel_load_csv reads,
+ *  no header), each rank its rows at their offset (one file system).
+ *  @return GV_OK, GV_ERR_IO (logged with the path). */
+gv_status_t gv_rel_write_csv(const gv_rel_t *rel, const char *path);
+
 /** Predicate of gv_rel_select(): non-zero keeps the tuple. */
 typedef int (*gv_rel_pred_fn_t)(const int64_t *tuple, void *arg);
 
