@@ -350,7 +350,7 @@ static int kmeans(void)
     for (i = 0; i < (int64_t)cfg.k * cfg.dim; i++)
         sum += c[i];
     if ((status == GV_OK) && (gv_rank() == 0))
-        printf("k=%d iters=%d moved=%.9g checksum=%.12e sse=%.12e "
+        printf("k=%d iters=%d moved=%.9f checksum=%.12e sse=%.12e "
                "seconds=%.6f\n", cfg.k, km.iters, km.moved, sum, km.sse, t0);
     free(c);
     gv_array_destroy(pts);

@@ -144,7 +144,6 @@ gv_status_t gv_rel_groupby(const gv_rel_t *rel, int keycol, int valcol,
 {
     gv_hashmap_opts_t o = {0};
     gv_hashmap_t     *map;
-    gv_gce_t          gce;
     rows_t            out = {.width = 2};
     int64_t           n, i, *v = gv_rel_local(rel, &n), one = 1;
     gv_status_t       status;
@@ -165,19 +164,14 @@ gv_status_t gv_rel_groupby(const gv_rel_t *rel, int keycol, int valcol,
     status     = gv_hashmap_create(8, 8, &o, &map);
     if (status != GV_OK)
         return status;
-    /* One event every rank knows: gv_gce_create in the same order. */
-    status = gv_gce_create(&gce);
-    if (status != GV_OK) {
-        gv_hashmap_destroy(map);
-        return status;
-    }
+    /* The default event: one every rank knows, so its wait covers the
+     * combines of all ranks. */
     for (i = 0; (status == GV_OK) && (i < n); i++)
         status = gv_hashmap_combine_i64_async(
             map, v[i * rel->ncols + keycol],
-            (agg == GV_AGG_COUNT) ? &one : &v[i * rel->ncols + valcol], &gce);
-    if (gv_gce_wait(&gce) != GV_OK)
+            (agg == GV_AGG_COUNT) ? &one : &v[i * rel->ncols + valcol], NULL);
+    if (gv_gce_wait(gv_gce_default()) != GV_OK)
         status = GV_ERR_INVALID;
-    gv_gce_destroy(&gce);
     gv_hashmap_forall(map, collect_entry, &out, NULL);
     gv_hashmap_destroy(map);
     if (status == GV_OK)

@@ -608,8 +608,7 @@ gv_status_t gv_mr_size(gv_mr_t *mr, int64_t *n_p)
 
 gv_status_t gv_mr_to_hashmap(gv_mr_t *mr, gv_hashmap_t *map)
 {
-    gv_gce_t    gce;
-    gv_status_t status;
+    gv_status_t status = GV_OK;
     uint8_t    *e;
 
     if (mr->ks == 0) {
@@ -617,24 +616,20 @@ gv_status_t gv_mr_to_hashmap(gv_mr_t *mr, gv_hashmap_t *map)
             mr_error("a job with variable-length keys has no hash-map form");
         return GV_ERR_INVALID;
     }
-    status = gv_gce_create(&gce);
-    if (status != GV_OK)
-        return status;
+    /* The default event: every rank knows it, so the wait covers all. */
     TABLE_EACH(&mr->home, mr, e) {
         status = gv_hashmap_insert_async(map, ent_key(mr, &mr->home, e),
-                                         ent_val(e), &gce);
+                                         ent_val(e), NULL);
         if (status != GV_OK)
             break;
     }
-    if (gv_gce_wait(&gce) != GV_OK)
+    if (gv_gce_wait(gv_gce_default()) != GV_OK)
         status = GV_ERR_INVALID;
-    gv_gce_destroy(&gce);
     return status;
 }
 
 gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a)
 {
-    gv_gce_t    gce;
     gv_status_t status = GV_OK;
     int64_t     k, bad = 0;
     uint8_t    *e;
@@ -645,8 +640,6 @@ gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a)
                      "elements %zu bytes", mr->vs);
         return GV_ERR_INVALID;
     }
-    if (gv_gce_create(&gce) != GV_OK)
-        return GV_ERR_NO_RESOURCE;
     TABLE_EACH(&mr->home, mr, e) {
         memcpy(&k, ent_key(mr, &mr->home, e), 8);
         if ((k < 0) || (k >= gv_array_size(a))) {
@@ -656,12 +649,11 @@ gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a)
             bad = 1;
             continue;
         }
-        if (gv_array_put_async(a, k, ent_val(e), &gce) != GV_OK)
+        if (gv_array_put_async(a, k, ent_val(e), NULL) != GV_OK)
             bad = 1;
     }
-    if (gv_gce_wait(&gce) != GV_OK)
+    if (gv_gce_wait(gv_gce_default()) != GV_OK)
         bad = 1;
-    gv_gce_destroy(&gce);
     gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
     if (bad)
         status = GV_ERR_INVALID;
