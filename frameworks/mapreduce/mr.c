@@ -51,7 +51,8 @@ static int        registered;
 
 /* ---- tables ---------------------------------------------------------------- */
 
-/* An entry is one slot: {tag (0: empty), key length, value (8-aligned),
+/* An entry is one slot: {tag (the hash with its low bit set: 0 is an
+ * empty slot; its other bits pick the first slot to probe), key length, value (8-aligned),
  * key}: the key in place if at most INLINE bytes (so a fold touches one
  * cache line or two), else its offset in the arena. */
 #define ENT_HDR 16
@@ -109,7 +110,7 @@ static void table_grow(gv_mr_t *mr, table_t *t)
         memcpy(&tg, e, 8);
         if (tg == 0)
             continue;
-        for (j = tg & (ncap - 1); *(const uint64_t *)(ns + j * mr->stride) != 0;
+        for (j = (tg >> 1) & (ncap - 1); *(const uint64_t *)(ns + j * mr->stride) != 0;
              j = (j + 1) & (ncap - 1))
             ;
         memcpy(ns + j * mr->stride, e, mr->stride);
@@ -128,7 +129,7 @@ static void table_fold(gv_mr_t *mr, table_t *t, uint64_t h, const void *key,
     uint8_t *e;
     uint32_t k32 = (uint32_t)klen;
 
-    for (i = tg & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+    for (i = (tg >> 1) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
         e = t->slots + i * mr->stride;
         memcpy(&et, e, 8);
         if (et == 0)
