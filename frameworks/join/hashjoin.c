@@ -17,7 +17,8 @@
 #define BATCH    (32 * 1024)
 #define PAIR_MAX ((int64_t)1 << 32)
 
-enum { OP_BUILD = 1, OP_PROBE, OP_SETADD, OP_WEDGE, OP_CHECK };
+enum { OP_BUILD = 1, OP_PROBE, OP_SETADD, OP_WEDGE, OP_CHECK, OP_DEG,
+       OP_ORIENT1, OP_ORIENT2, OP_LAST = OP_ORIENT2 };
 
 /* A local multimap: open addressing over keys; a key's rows are chained
  * (rows_t row i, next[i]). A set keeps no rows (head 0 for present). */
@@ -27,12 +28,14 @@ typedef struct {
     rows_t   rows;
     int64_t *next;
     int64_t  next_cap;
+    int64_t *cnt;         /* once compacted: a key's rows are rows
+                             head[s] .. head[s] + cnt[s] - 1 */
 } mmap_t;
 
 typedef struct {
     uint16_t id;
     int      P, me, rw, sw, rcol, scol, emit;
-    mmap_t   t1, t2;
+    mmap_t   t1, t2, deg; /* deg: a counter per key (in head) */
     rows_t   out;        /* emitted join tuples */
     int64_t  matches, wedges, pushed_in_handlers;
     uint8_t **buf;
@@ -73,6 +76,7 @@ static void mm_free(mmap_t *m)
     free(m->head);
     free(m->rows.v);
     free(m->next);
+    free(m->cnt);
     memset(m, 0, sizeof(*m));
 }
 
@@ -143,6 +147,58 @@ static void mm_add(mmap_t *m, int64_t k, const int64_t *row)
         mm_grow(m);
 }
 
+/* Lay each key's rows side by side (its chain in order), so that probes
+ * read them from consecutive memory. No adds afterwards. */
+static void mm_compact(mmap_t *m)
+{
+    int64_t *nv, pos = 0, r;
+    uint64_t s;
+
+    m->cnt = calloc(m->cap, sizeof(int64_t));
+    nv     = malloc(sizeof(int64_t) * (size_t)(m->rows.n + 1) *
+                    (size_t)m->rows.width);
+    if ((m->cnt == NULL) || (nv == NULL))
+        gv_abort(1, "join: out of local memory for %lld rows",
+                 (long long)m->rows.n);
+    for (s = 0; s < m->cap; s++) {
+        int64_t start = pos;
+        if (m->head[s] < 0)
+            continue;
+        for (r = m->head[s]; r >= 0; r = m->next[r], pos++)
+            memcpy(nv + pos * m->rows.width, m->rows.v + r * m->rows.width,
+                   sizeof(int64_t) * (size_t)m->rows.width);
+        m->head[s] = start;
+        m->cnt[s]  = pos - start;
+    }
+    free(m->rows.v);
+    free(m->next);
+    m->next     = NULL;
+    m->next_cap = 0;
+    m->rows.v   = nv;
+    m->rows.cap = m->rows.n;
+}
+
+/* Count one more of @a k (a counter set: the count is in head). */
+static void mm_count(mmap_t *m, int64_t k)
+{
+    uint64_t s = mm_slot(m, k);
+
+    if (m->head[s] >= 0) {
+        m->head[s]++;
+        return;
+    }
+    m->keys[s] = k;
+    m->head[s] = 1;
+    if (++m->n * 10 > m->cap * 7)
+        mm_grow(m);
+}
+
+/* The pair {a, b} as one key, the smaller id in the high half. */
+static inline int64_t pair_key(int64_t a, int64_t b)
+{
+    return (a < b) ? (a << 32) | b : (b << 32) | a;
+}
+
 /* ---- batches ------------------------------------------------------------- */
 
 static size_t payload_of(const job_t *j, int op)
@@ -150,8 +206,10 @@ static size_t payload_of(const job_t *j, int op)
     switch (op) {
     case OP_BUILD:  return 8 * (size_t)j->rw;
     case OP_PROBE:  return 8 * (size_t)j->sw;
-    case OP_WEDGE:  return 16;
-    default:        return 8; /* SETADD, CHECK */
+    case OP_WEDGE:
+    case OP_ORIENT1: return 16;
+    case OP_ORIENT2: return 24;
+    default:        return 8; /* SETADD, CHECK, DEG */
     }
 }
 
@@ -200,7 +258,8 @@ static void push(job_t *j, int dst, int op, const void *payload)
 
 static void run_op(job_t *j, int op, const uint8_t *pl)
 {
-    int64_t row[2 * GV_REL_COLS_MAX], k, r;
+    int64_t  row[2 * GV_REL_COLS_MAX], k, r;
+    uint64_t s;
 
     switch (op) {
     case OP_BUILD:
@@ -210,14 +269,15 @@ static void run_op(job_t *j, int op, const uint8_t *pl)
     case OP_PROBE:
         memcpy(row + j->rw, pl, 8 * (size_t)j->sw);
         k = row[j->rw + j->scol];
-        r = j->t1.head[mm_slot(&j->t1, k)];
-        for (; r >= 0; r = j->t1.next[r]) {
-            j->matches++;
-            if (j->emit) {
+        s = mm_slot(&j->t1, k);
+        if (j->t1.head[s] < 0)
+            break;
+        j->matches += j->t1.cnt[s];
+        if (j->emit)
+            for (r = j->t1.head[s]; r < j->t1.head[s] + j->t1.cnt[s]; r++) {
                 memcpy(row, j->t1.rows.v + r * j->rw, 8 * (size_t)j->rw);
                 rows_push(&j->out, row);
             }
-        }
         break;
     case OP_SETADD:
         memcpy(&k, pl, 8);
@@ -225,13 +285,38 @@ static void run_op(job_t *j, int op, const uint8_t *pl)
         break;
     case OP_WEDGE: /* (a, b): every c with (b, c) closes a wedge */
         memcpy(row, pl, 16);
-        r = j->t1.head[mm_slot(&j->t1, row[1])];
-        for (; r >= 0; r = j->t1.next[r]) {
-            j->wedges++;
-            k = (row[0] << 32) | j->t1.rows.v[2 * r + 1];
+        s = mm_slot(&j->t1, row[1]);
+        if (j->t1.head[s] < 0)
+            break;
+        j->wedges += j->t1.cnt[s];
+        for (r = j->t1.head[s]; r < j->t1.head[s] + j->t1.cnt[s]; r++) {
+            k = pair_key(row[0], j->t1.rows.v[2 * r + 1]);
             push(j, home_of(j, k), OP_CHECK, &k);
         }
         break;
+    case OP_DEG:
+        memcpy(&k, pl, 8);
+        mm_count(&j->deg, k);
+        break;
+    case OP_ORIENT1: /* (a, b) at a's home: add a's degree, on to b's */
+        memcpy(row, pl, 16);
+        row[2] = j->deg.head[mm_slot(&j->deg, row[0])];
+        push(j, home_of(j, row[1]), OP_ORIENT2, row);
+        break;
+    case OP_ORIENT2: { /* (a, b, deg a) at b's home: from lower degree */
+        int64_t db, e2[2];
+        memcpy(row, pl, 24);
+        db = j->deg.head[mm_slot(&j->deg, row[1])];
+        if ((row[2] < db) || ((row[2] == db) && (row[0] < row[1]))) {
+            e2[0] = row[0];
+            e2[1] = row[1];
+        } else {
+            e2[0] = row[1];
+            e2[1] = row[0];
+        }
+        push(j, home_of(j, e2[0]), OP_BUILD, e2);
+        break;
+    }
     case OP_CHECK:
         memcpy(&k, pl, 8);
         if (j->t2.head[mm_slot(&j->t2, k)] >= 0)
@@ -259,7 +344,7 @@ static void join_am(int src, const void *payload, size_t len, void *arg)
     for (p += 2; p < end;) {
         int    op = *p;
         size_t n;
-        if ((op < OP_BUILD) || (op > OP_CHECK) ||
+        if ((op < OP_BUILD) || (op > OP_LAST) ||
             ((size_t)(end - p) < 1 + (n = payload_of(j, op)))) {
             in_handler--;
             goto bad;
@@ -334,6 +419,7 @@ static gv_status_t job_new(int rw, int sw, int rcol, int scol, int emit,
     }
     mm_init(&j->t1, rw);
     mm_init(&j->t2, 0);
+    mm_init(&j->deg, 0);
     j->out.width = rw + sw;
     jobs[id] = j;
     gv_coll_barrier(); /* every rank knows the job before tuples come */
@@ -353,6 +439,7 @@ static void job_free(job_t *j)
     free(j->len);
     mm_free(&j->t1);
     mm_free(&j->t2);
+    mm_free(&j->deg);
     free(j->out.v);
     free(j);
 }
@@ -389,6 +476,8 @@ gv_status_t gv_rel_join(const gv_rel_t *r, int rcol, const gv_rel_t *s,
             gv_yield();
     }
     settle(j);
+    mm_compact(&j->t1);
+    gv_coll_barrier(); /* no probe reaches a table not yet compacted */
     st.built   = n;
     st.build_s = gv_wtime() - t;
 
@@ -421,7 +510,7 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
                              int64_t *wedges_p)
 {
     job_t      *j;
-    int64_t     n, i, *v, bad = 0, k, row[2], w[2];
+    int64_t     n, i, *v, bad = 0, k, row[3], w[2];
     uint64_t    s;
     gv_status_t status;
 
@@ -453,29 +542,40 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
         int64_t a = v[2 * i], b = v[2 * i + 1];
         if (a == b)
             continue;
-        k = (a < b) ? (a << 32) | b : (b << 32) | a;
+        k = pair_key(a, b);
         push(j, home_of(j, k), OP_SETADD, &k);
     }
     settle(j);
-    /* The multimap a -> b of the set's edges, at the homes of a. */
+    /* Degrees at the vertices' homes; then each edge, oriented from the
+     * endpoint of lower (degree, id) to the other (few wedges at hubs),
+     * goes into the multimap u -> v at u's home. */
     for (s = 0; s < j->t2.cap; s++) {
         if (j->t2.head[s] < 0)
             continue;
         row[0] = (int64_t)((uint64_t)j->t2.keys[s] >> 32);
         row[1] = j->t2.keys[s] & (PAIR_MAX - 1);
-        push(j, home_of(j, row[0]), OP_BUILD, row);
+        push(j, home_of(j, row[0]), OP_DEG, &row[0]);
+        push(j, home_of(j, row[1]), OP_DEG, &row[1]);
     }
     settle(j);
-    /* Each edge (a, b) meets the edges (b, c) at b's home; each wedge
-     * (a, b, c) looks (a, c) up at its home. */
-    for (s = 0; s < j->t1.cap; s++) {
-        int64_t r = j->t1.head[s];
-        for (; r >= 0; r = j->t1.next[r]) {
-            row[0] = j->t1.rows.v[2 * r];
-            row[1] = j->t1.rows.v[2 * r + 1];
-            push(j, home_of(j, row[1]), OP_WEDGE, row);
-        }
+    for (s = 0; s < j->t2.cap; s++) {
+        if (j->t2.head[s] < 0)
+            continue;
+        row[0] = (int64_t)((uint64_t)j->t2.keys[s] >> 32);
+        row[1] = j->t2.keys[s] & (PAIR_MAX - 1);
+        push(j, home_of(j, row[0]), OP_ORIENT1, row);
         if ((s & 65535) == 65535)
+            gv_yield();
+    }
+    settle(j);
+    mm_compact(&j->t1);
+    gv_coll_barrier(); /* no wedge reaches a table not yet compacted */
+    /* Each edge (u, v) meets the edges (v, w) at v's home; each wedge
+     * (u, v, w) looks the pair {u, w} up in the set at its home. */
+    for (i = 0; i < j->t1.rows.n; i++) {
+        push(j, home_of(j, j->t1.rows.v[2 * i + 1]), OP_WEDGE,
+             j->t1.rows.v + 2 * i);
+        if ((i & 65535) == 65535)
             gv_yield();
     }
     settle(j);
