@@ -102,10 +102,16 @@ pg_time() {
 }
 
 # ---- gvjoin ------------------------------------------------------------------
+# The global heap of each rank holds both relations (16-byte tuples) and
+# the edges of the largest graph on 1 rank.
+NROWS=$(sed 's/[kK]$/000/; s/[mM]$/000000/' <<<"$ROWS")
+MAXS=0
+for s in $SCALES; do [ "$s" -gt "$MAXS" ] && MAXS=$s; done
+HEAP=$(( 2 * NROWS * 16 + (16 << MAXS) * 16 + (256 << 20) ))
 run_gv() { # TRANSPORT RANKS ARGS... -> the key=value line
     local tl=$1 n=$2 out
     shift 2
-    if ! out=$(env GV_TRANSPORT="$tl" GV_WARN_UNUSED_ENV=0 timeout 3600 "$B/bin/gvrun" -n "$n" "$B/bin/gvjoin" "$@" 2>&1); then
+    if ! out=$(env GV_TRANSPORT="$tl" GV_HEAP="$HEAP" GV_WARN_UNUSED_ENV=0 timeout 3600 "$B/bin/gvrun" -n "$n" "$B/bin/gvjoin" "$@" 2>&1); then
         echo "join.sh: gvjoin $* over $tl -n $n failed:" >&2; echo "$out" >&2; exit 1
     fi
     grep '=' <<<"$out" | tail -1

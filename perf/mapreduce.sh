@@ -59,10 +59,12 @@ run() { # CMD... -> "seconds cpu line" of the last key=value line
     echo "$(field seconds "$line") $(awk '{print $1 + $2}' "$t.time") $line"
     rm -f "$t" "$t.time" "$t.err"
 }
+# The global heap of each rank holds its points (64 bytes each) on 1 rank.
+HEAP=$(( (POINTS > POINTS_K1000 ? POINTS : POINTS_K1000) * 64 + (256 << 20) ))
 gv() { # TRANSPORT RANKS ARGS...: the command line of a gvmr job
     local tl=$1 n=$2
     shift 2
-    GV=(env GV_TRANSPORT="$tl" GV_WARN_UNUSED_ENV=0 timeout 3600 "$B/bin/gvrun" -n "$n" "$B/bin/gvmr" "$@")
+    GV=(env GV_TRANSPORT="$tl" GV_HEAP="$HEAP" GV_WARN_UNUSED_ENV=0 timeout 3600 "$B/bin/gvrun" -n "$n" "$B/bin/gvmr" "$@")
 }
 CONFIGS=(ref shm:1 shm:2 tcp:1 tcp:2)
 

@@ -307,7 +307,7 @@ static int kmeans(void)
 {
     gv_array_t *pts;
     gv_kmeans_t km = {.k = cfg.k, .dim = cfg.dim, .max_iter = cfg.iters,
-                      .tol = cfg.tol};
+                      .tol = cfg.tol, .progress = 1};
     double     *c, sum = 0, t0;
     int64_t     n, i;
     gv_status_t status;

@@ -109,6 +109,7 @@ gv_status_t gv_mr_kmeans(gv_array_t *pts, double *centres, gv_kmeans_t *km)
     sse_t        s;
     size_t       nacc, off;
     int          it, c, j;
+    double       t0 = gv_wtime();
 
     if ((km->k < 2) || (km->k > 10000) || (km->dim < 1) ||
         (km->dim > KM_DIM_MAX) || (km->max_iter < 1) || !(km->tol >= 0) ||
@@ -164,6 +165,9 @@ gv_status_t gv_mr_kmeans(gv_array_t *pts, double *centres, gv_kmeans_t *km)
                 km->moved = sqrt(m);
         }
         km->iters = it + 1;
+        if (km->progress && (gv_rank() == 0))
+            fprintf(stderr, "k-means: iteration %d, largest move %.6g, "
+                    "%.3f s\n", it + 1, km->moved, gv_wtime() - t0);
         gv_mr_clear(mr);
         if ((km->tol > 0) && (km->moved <= km->tol))
             break;

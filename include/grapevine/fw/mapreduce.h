@@ -197,6 +197,8 @@ typedef struct gv_kmeans {
     int     max_iter;   /**< at most this many iterations (>= 1)        */
     double  tol;        /**< stop once no centre moved farther than this
                              (Euclidean); 0: run max_iter iterations    */
+    int     progress;   /**< non-zero: rank 0 prints each iteration's
+                             largest move and time on stderr            */
     /* results */
     int     iters;      /**< iterations run                              */
     double  sse;        /**< sum of squared distances of the points to
