@@ -200,11 +200,8 @@ static int triangles(void)
                                            : GV_GRAPH_FMT_BINARY,
                                   cfg.input, NULL, GV_GRAPH_NVERTS_AUTO, &el);
     }
-    if (status != GV_OK) {
-        if (gv_rank() == 0)
-            fprintf(stderr, "gvjoin: %s\n", gv_graph_errmsg());
-        return 1;
-    }
+    if (status != GV_OK)
+        return 1; /* the graph layer logged why, naming the file */
     rows = malloc(sizeof(int64_t) * 2 * (size_t)(el.n > 0 ? el.n : 1));
     if (rows == NULL)
         return 1;
