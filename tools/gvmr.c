@@ -205,7 +205,8 @@ static void sum_counts(const void *key, size_t klen, const void *val,
 static int wordcount(void)
 {
     gv_mr_opts_t  o = {.key_size = 0, .val_size = 8,
-                       .combine = gv_hashmap_sum_i64, .local_combine = 1};
+                       .combine = gv_hashmap_sum_i64, .local_combine = 1,
+                       .progress = 1};
     gv_mr_t      *mr;
     gv_mr_zipf_t *z = NULL;
     gv_mr_top_t  *top;

@@ -40,7 +40,9 @@ struct gv_mr {
     uint16_t                id;
     size_t                  ks, vs, vs8, stride;
     gv_hashmap_combine_fn_t combine;
-    int                     local_combine, rank, nranks, failed;
+    int                     local_combine, rank, nranks, failed, progress;
+    int64_t                 done, todo;    /* input bytes, for progress */
+    double                  t0, last;
     table_t                 comb, home;
     batch_t                *out;   /* per destination */
 };
@@ -323,6 +325,7 @@ gv_status_t gv_mr_create(const gv_mr_opts_t *o, gv_mr_t **mr_p)
     mr->stride        = ENT_HDR + mr->vs8 + INLINE;
     mr->combine       = o->combine;
     mr->local_combine = o->local_combine;
+    mr->progress      = o->progress;
     mr->rank          = gv_rank();
     mr->nranks        = gv_nranks();
     table_init(mr, &mr->comb);
@@ -448,6 +451,22 @@ static int64_t next_space(int fd, const char *path, int64_t from, int64_t size,
     return size;
 }
 
+/* Rank 0's progress line, every 2 seconds of a run. */
+static void report(gv_mr_t *mr)
+{
+    double now;
+
+    if (!mr->progress || (mr->rank != 0))
+        return;
+    now = gv_wtime();
+    if (now - mr->last < 2.0)
+        return;
+    mr->last = now;
+    fprintf(stderr, "mapreduce: rank 0 mapped %.1f of %.1f MiB in %.1f s\n",
+            (double)mr->done / 1048576.0, (double)mr->todo / 1048576.0,
+            now - mr->t0);
+}
+
 /* Map the words of @a path whose first byte is in [a, b). */
 static gv_status_t map_file_range(gv_mr_t *mr, const char *path, int64_t a,
                                   int64_t b, int64_t size,
@@ -501,6 +520,8 @@ static gv_status_t map_file_range(gv_mr_t *mr, const char *path, int64_t a,
             }
         }
         map(mr, buf, cut, path, pos - (int64_t)n, arg);
+        mr->done += (int64_t)cut;
+        report(mr);
         carry = n - cut;
         memmove(buf, buf + cut, carry);
         gv_yield();
@@ -549,6 +570,9 @@ gv_status_t gv_mr_run_files(gv_mr_t *mr, const char *const *paths,
     lo = total / mr->nranks * mr->rank + ((total % mr->nranks) * mr->rank) / mr->nranks;
     hi = total / mr->nranks * (mr->rank + 1) +
          ((total % mr->nranks) * (mr->rank + 1)) / mr->nranks;
+    mr->done = 0;
+    mr->todo = hi - lo;
+    mr->t0 = mr->last = gv_wtime();
     for (f = 0; (status == GV_OK) && (f < nfiles); base += sizes[f], f++) {
         int64_t a = (lo > base) ? lo - base : 0;
         int64_t b = (hi < base + sizes[f]) ? hi - base : sizes[f];
@@ -571,9 +595,14 @@ gv_status_t gv_mr_run_generated(gv_mr_t *mr, int64_t npieces, size_t cap,
 
     if (buf == NULL)
         gv_abort(1, "mapreduce: out of local memory for %zu bytes", cap);
+    mr->done = 0;
+    mr->todo = (hi - lo) * (int64_t)cap;
+    mr->t0 = mr->last = gv_wtime();
     for (i = lo; i < hi; i++) {
         size_t n = gen(i, buf, cap, gen_arg);
         map(mr, buf, n, NULL, i * (int64_t)cap, arg);
+        mr->done += (int64_t)n;
+        report(mr);
         gv_yield();
     }
     free(buf);

@@ -51,6 +51,8 @@ typedef struct gv_mr_opts {
     size_t val_size;   /**< bytes of every value, 1..GV_MR_VAL_MAX       */
     gv_hashmap_combine_fn_t combine; /**< the fold of equal keys (required) */
     int    local_combine; /**< non-zero: fold on the mapping rank first  */
+    int    progress;   /**< non-zero: rank 0 reports its input read so
+                            far on stderr every 2 seconds of a run      */
 } gv_mr_opts_t;
 
 /**
