@@ -94,7 +94,7 @@ gv_status_t gv_fn_encode(const void *fn, gv_fnref_t *ref_p)
     gv__fnref_t r;
 
     if ((ref_p == NULL) || !gv__fn_encode(fn, &r)) {
-        gv_error("gv_fn_encode: %p is not code of a loaded object", fn);
+        gv_error("%p is not code of a loaded object", fn);
         return GV_ERR_INVALID;
     }
     ref_p->mod = r.mod;

@@ -4,7 +4,9 @@
  * Handlers are registered the first time a container is created in this
  * process, by every rank at the same point (creates are collective), then
  * a barrier: grapevine/am.h allows registering after gv_init if a barrier
- * separates registration from the first message with the new ids. The
+ * separates registration from the first message with the new ids (no
+ * container exists before it, so no message of ours can be in flight and
+ * gv_coll_barrier suffices; gv_barrier's quiescence is not needed). The
  * runtime keeps its handler table across gv_finalize/gv_init, so the ids
  * stay valid for the life of the process.
  */
@@ -100,7 +102,7 @@ static gv_status_t start(void)
         return GV_ERR_NO_RESOURCE; /* gv_am_register logged it */
     registered = 1;
     /* No rank sends with the new ids before every rank has them. */
-    gv_barrier();
+    gv_coll_barrier();
     return GV_OK;
 }
 

@@ -22,6 +22,12 @@
 #include <grapevine/fw/hashmap.h>
 
 #include <stdlib.h>
+#include <sys/mman.h>
+
+/* Tables from this size on are mapped on their own, with transparent huge
+ * pages asked for: random probes into a large table otherwise miss the
+ * TLB on nearly every operation. */
+#define BIG_TABLE (2u << 20)
 
 enum { OP_INSERT = 1, OP_COMBINE, OP_ERASE, OP_VISIT, OP_LOOKUP, OP_MAX };
 #define FL_REPLY 1
@@ -68,9 +74,35 @@ static inline int home_of(const gv_hashmap_t *m, uint64_t h)
 
 /* ---- the local table ------------------------------------------------------ */
 
+static void table_free(const gv_hashmap_t *m, table_t *t)
+{
+    size_t bytes = t->cap * m->stride;
+
+    if (bytes >= BIG_TABLE)
+        munmap(t->slots, bytes);
+    else
+        free(t->slots);
+    t->slots = NULL;
+}
+
 static void table_alloc(gv_hashmap_t *m, table_t *t, uint64_t cap)
 {
-    t->slots = calloc(cap, m->stride);
+    size_t bytes = cap * m->stride;
+
+    if (bytes >= BIG_TABLE) {
+        t->slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (t->slots == MAP_FAILED) {
+            t->slots = NULL;
+        } else {
+            (void)madvise(t->slots, bytes, MADV_HUGEPAGE);
+            /* Fault the pages in now, in large pages where the kernel has
+             * them, rather than one by one under the first inserts. */
+            memset(t->slots, 0, bytes);
+        }
+    } else {
+        t->slots = calloc(cap, m->stride);
+    }
     if (t->slots == NULL)
         gv_abort(1, "hash map: out of local memory for a table of %llu "
                  "entries (%llu bytes) on rank %d",
@@ -138,7 +170,7 @@ static void rebuild(gv_hashmap_t *m)
         memcpy(d, e, m->stride);
         m->t.live++;
     }
-    free(old.slots);
+    table_free(m, &old);
     m->st.resizes++;
     m->st.capacity = m->t.cap;
 }
@@ -660,7 +692,7 @@ gv_status_t gv_hashmap_create(size_t key_size, size_t val_size,
     m->st.capacity = cap;
     status = gv__fw_add(m, FW_KIND_HASHMAP, &m->id);
     if (status != GV_OK) {
-        free(m->t.slots);
+        table_free(m, &m->t);
         free(m);
         return status;
     }
@@ -676,7 +708,7 @@ void gv_hashmap_destroy(gv_hashmap_t *map)
         return;
     gv_coll_barrier();
     gv__fw_remove(map->id);
-    free(map->t.slots);
+    table_free(map, &map->t);
     free(map);
 }
 
