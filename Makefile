@@ -17,9 +17,8 @@ CRITERION ?= $(call have_pc,criterion)
 FUZZ_CC   ?= $(shell command -v clang >/dev/null 2>&1 && echo clang)
 
 WARN    := -Wall -Wextra -Wundef -Wstrict-prototypes -Wshadow -Wno-unused-parameter
-CFLAGS  += -DGV_VERSION=\"$(shell cat VERSION)\"
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) -fPIC -MMD -MP -pthread
-CFLAGS  += -Iinclude -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
+CFLAGS  += -Iinclude -I$(BUILD)/include -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
            -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX)
 LDLIBS  += -pthread -lm -lrt
 
@@ -124,6 +123,14 @@ FWT_DRIVER_SRCS := $(wildcard tests/frameworks/driver_*.c)
 FWT_DRIVERS := $(FWT_DRIVER_SRCS:tests/frameworks/%.c=$(BUILD)/tests/frameworks/%)
 FWT_CHECK_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/frameworks/check/*.c))
 
+# The version: include/grapevine/core.h includes the generated
+# grapevine/version.h (GV_VERSION_MAJOR/MINOR/PATCH from VERSION, which
+# install copies beside the other headers); core/version.c gets the commit
+# from gv_commit.h, rewritten only when `git describe` changes.
+VERSION_H := $(BUILD)/include/grapevine/version.h
+COMMIT_H  := $(BUILD)/gen/gv_commit.h
+GV_COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
 ifndef V
 QUIET_CC   = @printf '  CC    %s\n' $@;
 QUIET_LINK = @printf '  LINK  %s\n' $@;
@@ -138,10 +145,25 @@ tools: $(BINS)
 perf: $(PERFS) $(PERFS_CXX) $(PERFS_GRB)
 tests: $(MRS) $(PRELOADS) $(FWTS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS) $(FWT_DRIVERS))
 
-$(BUILD)/obj/%.o: %.c
+$(VERSION_H): VERSION
+	@mkdir -p $(@D)
+	@v=$$(cat VERSION); case "$$v" in [0-9]*.[0-9]*.[0-9]*) ;; \
+	  *) echo "VERSION says '$$v': want MAJOR.MINOR.PATCH"; exit 1;; esac; \
+	  IFS=. read -r ma mi pa <<< "$$v"; \
+	  printf '/* Generated from VERSION by the Makefile. SPDX-License-Identifier: BSD-3-Clause */\n#ifndef GRAPEVINE_VERSION_H\n#define GRAPEVINE_VERSION_H\n#define GV_VERSION_MAJOR %s\n#define GV_VERSION_MINOR %s\n#define GV_VERSION_PATCH %s\n#endif\n' \
+	    "$$ma" "$$mi" "$$pa" > $@
+.PHONY: FORCE
+$(COMMIT_H): FORCE
+	@mkdir -p $(@D)
+	@printf '#define GV_COMMIT "%s"\n' '$(GV_COMMIT)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/obj/core/version.o: $(COMMIT_H)
+$(BUILD)/obj/core/version.o: CFLAGS += -I$(BUILD)/gen
+
+$(BUILD)/obj/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/obj/%.o: %.S
+$(BUILD)/obj/%.o: %.S | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -157,7 +179,7 @@ $(LIB_SO): $(LIB_SOV)
 	@ln -sf $(notdir $(LIB_SOV)) $(@D)/$(SONAME)
 	@ln -sf $(SONAME) $@
 
-$(BUILD)/obj/frameworks/%.o: frameworks/%.c
+$(BUILD)/obj/frameworks/%.o: frameworks/%.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(FW_CFLAGS) -c $< -o $@
 $(FW_A): $(FW_OBJS)
@@ -188,7 +210,7 @@ $(BUILD)/examples/%: examples/%.c $(PROG_LIBS)
 $(BUILD)/tests/frameworks/fw_%: tests/frameworks/fw_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(FW_CFLAGS) -Itests/frameworks -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS)
-$(BUILD)/obj/tests/frameworks/check/%.o: tests/frameworks/check/%.c
+$(BUILD)/obj/tests/frameworks/check/%.o: tests/frameworks/check/%.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(FW_CFLAGS) -Itests/frameworks -c $< -o $@
 $(BUILD)/tests/frameworks/driver_%: tests/frameworks/driver_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
@@ -196,7 +218,7 @@ $(BUILD)/tests/frameworks/driver_%: tests/frameworks/driver_%.c $(FWT_CHECK_OBJS
 	$(QUIET_LINK)$(CC) $(CFLAGS) -Itests/frameworks -DGV_BUILD_DIR='"$(BUILD)"' -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS) -lcriterion
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
+	$(QUIET_LINK)$(CC) $(CFLAGS) -DGV_SOURCE_DIR='"$(CURDIR)"' -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
 $(BUILD)/tests/multirank/mr_%: tests/multirank/mr_%.c tests/multirank/mr.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -292,11 +314,11 @@ install-check: lib tools
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
-fuzz-run:
+fuzz-run: $(VERSION_H)
 ifneq ($(FUZZ_CC),)
 	@set -e; for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  mkdir -p $(BUILD)/fuzz; \
-	  $(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -I. \
+	  $(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -I$(BUILD)/include -I. \
 	    -DGV_HAVE_HWLOC=0 -DGV_HAVE_UCX=0 -DGV_HAVE_OFI=0 -DGV_HAVE_MPI=0 -DGV_HAVE_PMIX=0 \
 	    -DGV_FUZZING=1 -o $(BUILD)/fuzz/$$n $$f; \
 	  echo "== fuzz $$n for $(FUZZ_SECONDS)s"; \
@@ -320,7 +342,7 @@ PC_LIBS := $(LDLIBS)
 install: lib tools
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 include/grapevine/*.h $(DESTDIR)$(PREFIX)/include/grapevine/
+	install -m 644 include/grapevine/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/grapevine/
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine/fw
 	$(if $(wildcard include/grapevine/fw/*.h),install -m 644 include/grapevine/fw/*.h $(DESTDIR)$(PREFIX)/include/grapevine/fw/)
 	install -m 644 $(LIB_A) $(FW_A) $(DESTDIR)$(PREFIX)/lib/

@@ -7,10 +7,6 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#ifndef GV_VERSION
-#define GV_VERSION "0.1.0"
-#endif
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gvinfo [-c] [-m] [-t] [-T] [-v] [-h]\n"
@@ -19,7 +15,7 @@ static void usage(FILE *f)
                "  -t  transports: built or not (why), and what each can do\n"
                "      here, opened on one rank\n"
                "  -T  topology (hwloc)\n"
-               "  -v  version\n"
+               "  -v  version, and the commit the library was built from\n"
                "  -h, --help  this text\n"
                "With no option: -v -t -T.\n");
 }
@@ -132,7 +128,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ver)
-        printf("grapevine %s\n", GV_VERSION);
+        printf("grapevine %s (commit %s)\n", gv_version(),
+               gv__version_commit());
     if (conf)
         gv__env_print(stdout, 0);
     if (md)
