@@ -68,6 +68,49 @@ endif
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(ASM_SRCS:%.S=$(BUILD)/obj/%.o)
 LIB_A    := $(BUILD)/lib/libgrapevine.a
+# Plug-ins: in the shared library, the backends with libraries of their
+# own are shared objects in $(BUILD)/lib/grapevine/ (installed in
+# $(PREFIX)/lib/grapevine/), loaded with dlopen when a job asks for one
+# (core/plugin.h), so libgrapevine.so needs only libc, hwloc and what core
+# needs; the static library links them in. The objects that choose
+# (core/boot.c, transports/registry.c) are compiled a second time, with
+# GV_PLUGINS=1, for the shared library.
+PLUGIN_DIR  := $(BUILD)/lib/grapevine
+PLUGIN_SRCS :=
+PLUGINS     :=
+ifeq ($(UCX),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_ucx.so
+PLUGIN_SRCS += transports/ucx.c
+$(PLUGIN_DIR)/gv_tl_ucx.so: $(BUILD)/obj/transports/ucx.o
+$(PLUGIN_DIR)/gv_tl_ucx.so: PLUGIN_LIBS = $(shell pkg-config --libs ucx)
+endif
+ifeq ($(OFI),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_ofi.so
+PLUGIN_SRCS += transports/ofi.c
+$(PLUGIN_DIR)/gv_tl_ofi.so: $(BUILD)/obj/transports/ofi.o
+$(PLUGIN_DIR)/gv_tl_ofi.so: PLUGIN_LIBS = $(shell pkg-config --libs libfabric)
+endif
+ifeq ($(MPI),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_mpi.so
+PLUGIN_SRCS += transports/mpi.c core/boot_mpi.c
+$(PLUGIN_DIR)/gv_tl_mpi.so: $(BUILD)/obj/transports/mpi.o $(BUILD)/obj/core/boot_mpi.o
+$(PLUGIN_DIR)/gv_tl_mpi.so: PLUGIN_LIBS = $(shell pkg-config --libs ompi-c)
+endif
+ifeq ($(PMIX),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_boot_pmix.so
+PLUGIN_SRCS += core/boot_pmix.c
+$(PLUGIN_DIR)/gv_boot_pmix.so: $(BUILD)/obj/core/boot_pmix.o
+$(PLUGIN_DIR)/gv_boot_pmix.so: PLUGIN_LIBS = $(shell pkg-config --libs pmix)
+endif
+SO_TWICE    := core/boot.c transports/registry.c
+LIB_SO_OBJS := $(filter-out $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o) $(SO_TWICE:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \
+               $(SO_TWICE:%.c=$(BUILD)/obj/so/%.o)
+# What libgrapevine.so links: no backend's library.
+SO_LDLIBS   := -pthread -lm -lrt $(if $(filter 1,$(HWLOC)),$(shell pkg-config --libs hwloc))
+LIB_MAP     := $(BUILD)/gen/libgrapevine.map
+# gvinfo linked with the shared library, so that -t tells which plug-ins
+# load; installed as bin/gvinfo (rpath $$ORIGIN/../lib).
+SH_GVINFO   := $(BUILD)/shbin/gvinfo
 # The shared library is libgrapevine.so.X.Y.Z with the SONAME
 # libgrapevine.so.X.Y: before 1.0 a minor release may change the ABI
 # (gv__am_hot's layout is compiled into programs; core/libgrapevine.map).
@@ -140,8 +183,8 @@ endif
 .PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
         readme-check readme-table clean layers
 all: lib tools perf tests $(EXAMPLES)
-lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO)
-tools: $(BINS)
+lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO) $(PLUGINS)
+tools: $(BINS) $(SH_GVINFO)
 perf: $(PERFS) $(PERFS_CXX) $(PERFS_GRB)
 tests: $(MRS) $(PRELOADS) $(FWTS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS) $(FWT_DRIVERS))
 
@@ -171,10 +214,28 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(QUIET_AR)$(AR) rcs $@ $^
-$(LIB_SOV): $(LIB_OBJS) core/libgrapevine.map
+$(BUILD)/obj/so/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=core/libgrapevine.map \
-		-Wl,-soname,$(SONAME) -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(QUIET_CC)$(CC) $(CFLAGS) -DGV_PLUGINS=1 -c $< -o $@
+$(BUILD)/obj/core/plugin.o: CFLAGS += -DGV_PLUGIN_LIBDIR='"$(PREFIX)/lib/grapevine"'
+$(LIB_MAP): core/libgrapevine.map VERSION
+	@mkdir -p $(@D)
+	@sed 's/@VERSION@/$(GV_VER)/' $< > $@
+$(LIB_SOV): $(LIB_SO_OBJS) $(LIB_MAP)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-soname,$(SONAME) -o $@ $(LIB_SO_OBJS) $(SO_LDLIBS)
+# A plug-in needs libgrapevine.so (its private node) and its own library;
+# -z defs: a symbol the library does not export fails here, not at dlopen.
+$(PLUGINS): $(LIB_SO)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) -shared -Wl,-z,defs -o $@ $(filter %.o,$^) \
+		-L$(BUILD)/lib -lgrapevine $(PLUGIN_LIBS) -pthread
+$(SH_GVINFO): tools/gvinfo.c $(LIB_SO)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgrapevine \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
 $(LIB_SO): $(LIB_SOV)
 	@ln -sf $(notdir $(LIB_SOV)) $(@D)/$(SONAME)
 	@ln -sf $(SONAME) $@
@@ -351,7 +412,10 @@ install: lib tools
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine.so
 	ln -sf $(notdir $(FW_SOV)) $(DESTDIR)$(PREFIX)/lib/$(FW_SONAME)
 	ln -sf $(FW_SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine-fw.so
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(filter-out %/gvinfo,$(BINS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(SH_GVINFO) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/grapevine
+	$(if $(PLUGINS),install -m 755 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/grapevine/)
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
 	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine-fw\nDescription: Grapevine frameworks: distributed containers, graphs and engines\nVersion: %s\nRequires: grapevine\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine-fw\n' \
