@@ -366,6 +366,24 @@ install-check: lib tools
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
+	@lib=$(BUILD)/inst/lib/$(notdir $(LIB_SOV)); \
+	  if readelf -d $$lib | grep NEEDED | grep -E 'lib(ucp|uct|ucs|fabric|mpi|open-pal|open-rte|pmix)'; then \
+	    echo "install-check: $$lib needs a backend's library (above): backends must be plug-ins"; exit 1; fi; \
+	  echo "== install-check: $(notdir $(LIB_SOV)) needs only: $$(readelf -d $$lib | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+	@GV_PLUGIN_DIR=/nonexistent GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null
+	@echo "== install-check: hello runs over shm with no plug-in folder"
+	@$(BUILD)/inst/bin/gvinfo -t | grep -E '^  (ucx|ofi|mpi) |^bootstrap'
+	@set -e; for p in $(notdir $(PLUGINS)); do \
+	  $(BUILD)/inst/bin/gvinfo -t | grep -q "plug-in $(abspath $(BUILD))/inst/lib/grapevine/$$p loaded" || \
+	    { echo "install-check: gvinfo -t does not say the installed $$p loaded"; exit 1; }; done
+	@if [ "$(UCX)" = 1 ]; then GV_TRANSPORT=ucx UCX_TLS=sm,self timeout 60 \
+	    $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null && \
+	  echo "== install-check: hello runs over ucx (plug-in)"; \
+	  else echo "== install-check: ucx not built (UCX=0)"; fi
+	@if [ "$(OFI)" = 1 ]; then GV_TRANSPORT=ofi FI_PROVIDER='tcp;ofi_rxm' timeout 60 \
+	    $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null && \
+	  echo "== install-check: hello runs over ofi (plug-in)"; \
+	  else echo "== install-check: ofi not built (OFI=0)"; fi
 	@$(CC) $(WARN) tests/install/inline_so.c \
 	  $$($(INST_PC) --cflags --libs grapevine) -o $(BUILD)/inst/inline_so
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
