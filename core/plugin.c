@@ -20,7 +20,7 @@ const char *gv__plugin_dir(void)
     Dl_info     info;
     char       *slash;
 
-    if (gv__env.PLUGIN_DIR[0] != '\0')
+    if ((gv__env.PLUGIN_DIR != NULL) && (gv__env.PLUGIN_DIR[0] != '\0'))
         return gv__env.PLUGIN_DIR;
     if (dir[0] != '\0')
         return dir;
