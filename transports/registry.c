@@ -154,7 +154,7 @@ static void list_available(char *buf, size_t len)
     size_t i, off;
     int    n = 0;
 
-    off = (size_t)snprintf(buf, len, "built:");
+    off = (size_t)snprintf(buf, len, "built in:");
     for (i = 0; (i < gv__tl_nbuiltin) && (off < len); i++)
         if (gv__tl_builtin[i].why_not == NULL)
             off += (size_t)snprintf(buf + off, len - off, "%s %s%s",
