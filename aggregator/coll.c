@@ -9,7 +9,9 @@
  * two ranks are), and a piece that comes before the step needs it is
  * held in the step's buffer. Algorithms (p members, r this one):
  * - barrier: dissemination, ceil(log2 p) rounds, round k to r + 2^k;
- * - broadcast: binomial tree from the root; from PIPE_MIN bytes a chain
+ * - broadcast: small ones to few members straight from the root to each
+ *   (FLAT_BYTES, FLAT_MEMBERS); else a binomial tree from the root; from
+ *   PIPE_MIN bytes a chain
  *   r -> r + 1 (relative to the root) in SEG pieces, each forwarded as
  *   it lands, so the transfers overlap along the chain;
  * - reduce: binomial tree to the root, a child's branch per step;
@@ -23,6 +25,13 @@
 #define SEG      (64u * 1024u) /* bytes of data in one message at most */
 #define PIPE_MIN (64u * 1024u) /* broadcasts from here go down a chain */
 #define NOW_MAX  1024u         /* data bytes sent with gv_am_send_now() */
+/* A broadcast of at most FLAT_BYTES to at most FLAT_MEMBERS members goes
+ * from the root to each member directly: its sends are immediate and cost
+ * a fraction of a hop, and every member then waits for one message, not
+ * for a chain of log2(p) of them (each a wake-up when ranks outnumber
+ * cores). */
+#define FLAT_BYTES   NOW_MAX
+#define FLAT_MEMBERS 8
 #define NSTEPS   34            /* rounds + fold steps, for any team size */
 
 enum { K_BARRIER = 1, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
@@ -226,6 +235,12 @@ static int bcast_children(const gv_coll_req_t *req, int rel, int *child)
 {
     int p = req->team->size, n = 0, mask;
 
+    if ((req->len <= FLAT_BYTES) && (p <= FLAT_MEMBERS)) {
+        if (rel == 0)
+            for (mask = 1; mask < p; mask++)
+                child[n++] = mask;
+        return n;
+    }
     if (req->len >= PIPE_MIN) {
         if (rel + 1 < p)
             child[n++] = rel + 1;
