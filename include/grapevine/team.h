@@ -132,9 +132,10 @@ int gv_coll_done(const gv_coll_req_t *req);
 /* Each gv_team_iX() starts the collective and returns its request in
  * *req_p; gv_team_X() is gv_team_iX() followed by gv_coll_wait(). Sizes
  * are in bytes unless named count. Input and output buffers must not
- * overlap unless stated. Algorithms: dissemination barrier; binomial-tree
- * broadcast and reduce, with large broadcasts (from 64 KiB) pipelined
- * down a chain in 64 KiB segments; recursive-doubling all-reduce (with
+ * overlap unless stated. Algorithms: dissemination barrier; broadcasts
+ * of at most 1 KiB to at most 8 members straight from the root to each;
+ * binomial-tree broadcast and reduce, with large broadcasts (from 64 KiB)
+ * pipelined down a chain in 64 KiB segments; recursive-doubling all-reduce (with
  * the usual fold for team sizes that are not powers of two); direct
  * exchange for all-gather and all-to-all(v). */
 
