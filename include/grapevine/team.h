@@ -135,9 +135,11 @@ int gv_coll_done(const gv_coll_req_t *req);
  * overlap unless stated. Algorithms: dissemination barrier; broadcasts
  * of at most 1 KiB to at most 8 members straight from the root to each;
  * binomial-tree broadcast and reduce, with large broadcasts (from 64 KiB)
- * pipelined down a chain in 64 KiB segments; recursive-doubling all-reduce (with
- * the usual fold for team sizes that are not powers of two); direct
- * exchange for all-gather and all-to-all(v). */
+ * pipelined down a chain in 64 KiB segments; all-reduces of at most
+ * 1 KiB on at most 4 members in one round of every member to every other,
+ * larger ones by recursive doubling (with the usual fold for team sizes
+ * that are not powers of two); direct exchange for all-gather and
+ * all-to-all(v). */
 
 /** Barrier: no member leaves before every member entered. Not a
  *  quiescence barrier (see gv_barrier() for that). */
