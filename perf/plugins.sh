@@ -7,6 +7,7 @@
 # launch (A then B in odd pairs, B then A in even ones), N pairs; prints,
 # per row, each tree's median and the median of the paired ratios B/A.
 # Usage: perf/plugins.sh TREE_A TREE_B [PAIRS]   (A: before, B: after)
+# SPDX-License-Identifier: BSD-3-Clause
 set -u
 [ $# -ge 2 ] || { echo "usage: perf/plugins.sh TREE_A TREE_B [PAIRS]" >&2; exit 2; }
 A=$(cd "$1" && pwd) B=$(cd "$2" && pwd) PAIRS=${3:-15}
