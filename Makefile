@@ -17,9 +17,8 @@ CRITERION ?= $(call have_pc,criterion)
 FUZZ_CC   ?= $(shell command -v clang >/dev/null 2>&1 && echo clang)
 
 WARN    := -Wall -Wextra -Wundef -Wstrict-prototypes -Wshadow -Wno-unused-parameter
-CFLAGS  += -DGV_VERSION=\"$(shell cat VERSION)\"
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) -fPIC -MMD -MP -pthread
-CFLAGS  += -Iinclude -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
+CFLAGS  += -Iinclude -I$(BUILD)/include -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
            -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX)
 LDLIBS  += -pthread -lm -lrt
 
@@ -69,6 +68,49 @@ endif
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(ASM_SRCS:%.S=$(BUILD)/obj/%.o)
 LIB_A    := $(BUILD)/lib/libgrapevine.a
+# Plug-ins: in the shared library, the backends with libraries of their
+# own are shared objects in $(BUILD)/lib/grapevine/ (installed in
+# $(PREFIX)/lib/grapevine/), loaded with dlopen when a job asks for one
+# (core/plugin.h), so libgrapevine.so needs only libc, hwloc and what core
+# needs; the static library links them in. The objects that choose
+# (core/boot.c, transports/registry.c) are compiled a second time, with
+# GV_PLUGINS=1, for the shared library.
+PLUGIN_DIR  := $(BUILD)/lib/grapevine
+PLUGIN_SRCS :=
+PLUGINS     :=
+ifeq ($(UCX),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_ucx.so
+PLUGIN_SRCS += transports/ucx.c
+$(PLUGIN_DIR)/gv_tl_ucx.so: $(BUILD)/obj/transports/ucx.o
+$(PLUGIN_DIR)/gv_tl_ucx.so: PLUGIN_LIBS = $(shell pkg-config --libs ucx)
+endif
+ifeq ($(OFI),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_ofi.so
+PLUGIN_SRCS += transports/ofi.c
+$(PLUGIN_DIR)/gv_tl_ofi.so: $(BUILD)/obj/transports/ofi.o
+$(PLUGIN_DIR)/gv_tl_ofi.so: PLUGIN_LIBS = $(shell pkg-config --libs libfabric)
+endif
+ifeq ($(MPI),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_tl_mpi.so
+PLUGIN_SRCS += transports/mpi.c core/boot_mpi.c
+$(PLUGIN_DIR)/gv_tl_mpi.so: $(BUILD)/obj/transports/mpi.o $(BUILD)/obj/core/boot_mpi.o
+$(PLUGIN_DIR)/gv_tl_mpi.so: PLUGIN_LIBS = $(shell pkg-config --libs ompi-c)
+endif
+ifeq ($(PMIX),1)
+PLUGINS     += $(PLUGIN_DIR)/gv_boot_pmix.so
+PLUGIN_SRCS += core/boot_pmix.c
+$(PLUGIN_DIR)/gv_boot_pmix.so: $(BUILD)/obj/core/boot_pmix.o
+$(PLUGIN_DIR)/gv_boot_pmix.so: PLUGIN_LIBS = $(shell pkg-config --libs pmix)
+endif
+SO_TWICE    := core/boot.c transports/registry.c
+LIB_SO_OBJS := $(filter-out $(PLUGIN_SRCS:%.c=$(BUILD)/obj/%.o) $(SO_TWICE:%.c=$(BUILD)/obj/%.o),$(LIB_OBJS)) \
+               $(SO_TWICE:%.c=$(BUILD)/obj/so/%.o)
+# What libgrapevine.so links: no backend's library.
+SO_LDLIBS   := -pthread -lm -lrt $(if $(filter 1,$(HWLOC)),$(shell pkg-config --libs hwloc))
+LIB_MAP     := $(BUILD)/gen/libgrapevine.map
+# gvinfo linked with the shared library, so that -t tells which plug-ins
+# load; installed as bin/gvinfo (rpath $$ORIGIN/../lib).
+SH_GVINFO   := $(BUILD)/shbin/gvinfo
 # The shared library is libgrapevine.so.X.Y.Z with the SONAME
 # libgrapevine.so.X.Y: before 1.0 a minor release may change the ABI
 # (gv__am_hot's layout is compiled into programs; core/libgrapevine.map).
@@ -124,6 +166,14 @@ FWT_DRIVER_SRCS := $(wildcard tests/frameworks/driver_*.c)
 FWT_DRIVERS := $(FWT_DRIVER_SRCS:tests/frameworks/%.c=$(BUILD)/tests/frameworks/%)
 FWT_CHECK_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/frameworks/check/*.c))
 
+# The version: include/grapevine/core.h includes the generated
+# grapevine/version.h (GV_VERSION_MAJOR/MINOR/PATCH from VERSION, which
+# install copies beside the other headers); core/version.c gets the commit
+# from gv_commit.h, rewritten only when `git describe` changes.
+VERSION_H := $(BUILD)/include/grapevine/version.h
+COMMIT_H  := $(BUILD)/gen/gv_commit.h
+GV_COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
 ifndef V
 QUIET_CC   = @printf '  CC    %s\n' $@;
 QUIET_LINK = @printf '  LINK  %s\n' $@;
@@ -133,15 +183,30 @@ endif
 .PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
         readme-check readme-table clean layers
 all: lib tools perf tests $(EXAMPLES)
-lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO)
-tools: $(BINS)
+lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO) $(PLUGINS)
+tools: $(BINS) $(SH_GVINFO)
 perf: $(PERFS) $(PERFS_CXX) $(PERFS_GRB)
 tests: $(MRS) $(PRELOADS) $(FWTS) $(if $(filter 1,$(CRITERION)),$(UNITS) $(DRIVERS) $(FWT_DRIVERS))
 
-$(BUILD)/obj/%.o: %.c
+$(VERSION_H): VERSION
+	@mkdir -p $(@D)
+	@v=$$(cat VERSION); case "$$v" in [0-9]*.[0-9]*.[0-9]*) ;; \
+	  *) echo "VERSION says '$$v': want MAJOR.MINOR.PATCH"; exit 1;; esac; \
+	  IFS=. read -r ma mi pa <<< "$$v"; \
+	  printf '/* Generated from VERSION by the Makefile. SPDX-License-Identifier: BSD-3-Clause */\n#ifndef GRAPEVINE_VERSION_H\n#define GRAPEVINE_VERSION_H\n#define GV_VERSION_MAJOR %s\n#define GV_VERSION_MINOR %s\n#define GV_VERSION_PATCH %s\n#endif\n' \
+	    "$$ma" "$$mi" "$$pa" > $@
+.PHONY: FORCE
+$(COMMIT_H): FORCE
+	@mkdir -p $(@D)
+	@printf '#define GV_COMMIT "%s"\n' '$(GV_COMMIT)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/obj/core/version.o: $(COMMIT_H)
+$(BUILD)/obj/core/version.o: CFLAGS += -I$(BUILD)/gen
+
+$(BUILD)/obj/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
-$(BUILD)/obj/%.o: %.S
+$(BUILD)/obj/%.o: %.S | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -149,15 +214,33 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	@rm -f $@
 	$(QUIET_AR)$(AR) rcs $@ $^
-$(LIB_SOV): $(LIB_OBJS) core/libgrapevine.map
+$(BUILD)/obj/so/%.o: %.c | $(VERSION_H)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=core/libgrapevine.map \
-		-Wl,-soname,$(SONAME) -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(QUIET_CC)$(CC) $(CFLAGS) -DGV_PLUGINS=1 -c $< -o $@
+$(BUILD)/obj/core/plugin.o: CFLAGS += -DGV_PLUGIN_LIBDIR='"$(PREFIX)/lib/grapevine"'
+$(LIB_MAP): core/libgrapevine.map VERSION
+	@mkdir -p $(@D)
+	@sed 's/@VERSION@/$(GV_VER)/' $< > $@
+$(LIB_SOV): $(LIB_SO_OBJS) $(LIB_MAP)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) -shared -Wl,--version-script=$(LIB_MAP) \
+		-Wl,-soname,$(SONAME) -o $@ $(LIB_SO_OBJS) $(SO_LDLIBS)
+# A plug-in needs libgrapevine.so (its private node) and its own library;
+# -z defs: a symbol the library does not export fails here, not at dlopen.
+$(PLUGINS): $(LIB_SO)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) -shared -Wl,-z,defs -o $@ $(filter %.o,$^) \
+		-L$(BUILD)/lib -lgrapevine $(PLUGIN_LIBS) -pthread
+$(SH_GVINFO): tools/gvinfo.c $(LIB_SO)
+	@mkdir -p $(@D)
+	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lgrapevine \
+		-Wl,-rpath,'$$ORIGIN/../lib'
+
 $(LIB_SO): $(LIB_SOV)
 	@ln -sf $(notdir $(LIB_SOV)) $(@D)/$(SONAME)
 	@ln -sf $(SONAME) $@
 
-$(BUILD)/obj/frameworks/%.o: frameworks/%.c
+$(BUILD)/obj/frameworks/%.o: frameworks/%.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(FW_CFLAGS) -c $< -o $@
 $(FW_A): $(FW_OBJS)
@@ -188,7 +271,7 @@ $(BUILD)/examples/%: examples/%.c $(PROG_LIBS)
 $(BUILD)/tests/frameworks/fw_%: tests/frameworks/fw_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(FW_CFLAGS) -Itests/frameworks -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS)
-$(BUILD)/obj/tests/frameworks/check/%.o: tests/frameworks/check/%.c
+$(BUILD)/obj/tests/frameworks/check/%.o: tests/frameworks/check/%.c | $(VERSION_H)
 	@mkdir -p $(@D)
 	$(QUIET_CC)$(CC) $(FW_CFLAGS) -Itests/frameworks -c $< -o $@
 $(BUILD)/tests/frameworks/driver_%: tests/frameworks/driver_%.c $(FWT_CHECK_OBJS) $(PROG_LIBS)
@@ -196,7 +279,7 @@ $(BUILD)/tests/frameworks/driver_%: tests/frameworks/driver_%.c $(FWT_CHECK_OBJS
 	$(QUIET_LINK)$(CC) $(CFLAGS) -Itests/frameworks -DGV_BUILD_DIR='"$(BUILD)"' -o $@ $< $(FWT_CHECK_OBJS) $(PROG_LIBS) $(LDLIBS) -lcriterion
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
+	$(QUIET_LINK)$(CC) $(CFLAGS) -DGV_SOURCE_DIR='"$(CURDIR)"' -o $@ $< $(LIB_A) $(LDLIBS) -lcriterion
 $(BUILD)/tests/multirank/mr_%: tests/multirank/mr_%.c tests/multirank/mr.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(QUIET_LINK)$(CC) $(CFLAGS) -o $@ $< $(LIB_A) $(LDLIBS)
@@ -283,6 +366,24 @@ install-check: lib tools
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
+	@lib=$(BUILD)/inst/lib/$(notdir $(LIB_SOV)); \
+	  if readelf -d $$lib | grep NEEDED | grep -E 'lib(ucp|uct|ucs|fabric|mpi|open-pal|open-rte|pmix)'; then \
+	    echo "install-check: $$lib needs a backend's library (above): backends must be plug-ins"; exit 1; fi; \
+	  echo "== install-check: $(notdir $(LIB_SOV)) needs only: $$(readelf -d $$lib | sed -n 's/.*NEEDED.*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+	@GV_PLUGIN_DIR=/nonexistent GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null
+	@echo "== install-check: hello runs over shm with no plug-in folder"
+	@$(BUILD)/inst/bin/gvinfo -t | grep -E '^  (ucx|ofi|mpi) |^bootstrap'
+	@set -e; for p in $(notdir $(PLUGINS)); do \
+	  $(BUILD)/inst/bin/gvinfo -t | grep -q "plug-in $(abspath $(BUILD))/inst/lib/grapevine/$$p loaded" || \
+	    { echo "install-check: gvinfo -t does not say the installed $$p loaded"; exit 1; }; done
+	@if [ "$(UCX)" = 1 ]; then GV_TRANSPORT=ucx UCX_TLS=sm,self timeout 60 \
+	    $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null && \
+	  echo "== install-check: hello runs over ucx (plug-in)"; \
+	  else echo "== install-check: ucx not built (UCX=0)"; fi
+	@if [ "$(OFI)" = 1 ]; then GV_TRANSPORT=ofi FI_PROVIDER='tcp;ofi_rxm' timeout 60 \
+	    $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/hello >/dev/null && \
+	  echo "== install-check: hello runs over ofi (plug-in)"; \
+	  else echo "== install-check: ofi not built (OFI=0)"; fi
 	@$(CC) $(WARN) tests/install/inline_so.c \
 	  $$($(INST_PC) --cflags --libs grapevine) -o $(BUILD)/inst/inline_so
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
@@ -302,11 +403,11 @@ install-check: lib tools
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
-fuzz-run:
+fuzz-run: $(VERSION_H)
 ifneq ($(FUZZ_CC),)
 	@set -e; for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  mkdir -p $(BUILD)/fuzz; \
-	  $(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -I. \
+	  $(FUZZ_CC) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -I$(BUILD)/include -I. \
 	    -DGV_HAVE_HWLOC=0 -DGV_HAVE_UCX=0 -DGV_HAVE_OFI=0 -DGV_HAVE_MPI=0 -DGV_HAVE_PMIX=0 \
 	    -DGV_FUZZING=1 -o $(BUILD)/fuzz/$$n $$f; \
 	  echo "== fuzz $$n for $(FUZZ_SECONDS)s"; \
@@ -330,7 +431,7 @@ PC_LIBS := $(LDLIBS)
 install: lib tools
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 include/grapevine/*.h $(DESTDIR)$(PREFIX)/include/grapevine/
+	install -m 644 include/grapevine/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/grapevine/
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine/fw
 	$(if $(wildcard include/grapevine/fw/*.h),install -m 644 include/grapevine/fw/*.h $(DESTDIR)$(PREFIX)/include/grapevine/fw/)
 	install -m 644 $(LIB_A) $(FW_A) $(DESTDIR)$(PREFIX)/lib/
@@ -339,7 +440,10 @@ install: lib tools
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine.so
 	ln -sf $(notdir $(FW_SOV)) $(DESTDIR)$(PREFIX)/lib/$(FW_SONAME)
 	ln -sf $(FW_SONAME) $(DESTDIR)$(PREFIX)/lib/libgrapevine-fw.so
-	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(filter-out %/gvinfo,$(BINS)) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(SH_GVINFO) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(PREFIX)/lib/grapevine
+	$(if $(PLUGINS),install -m 755 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/grapevine/)
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
 	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine-fw\nDescription: Grapevine frameworks: distributed containers, graphs and engines\nVersion: %s\nRequires: grapevine\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine-fw\n' \

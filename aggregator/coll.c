@@ -9,12 +9,17 @@
  * two ranks are), and a piece that comes before the step needs it is
  * held in the step's buffer. Algorithms (p members, r this one):
  * - barrier: dissemination, ceil(log2 p) rounds, round k to r + 2^k;
- * - broadcast: binomial tree from the root; from PIPE_MIN bytes a chain
+ * - broadcast: small ones to few members straight from the root to each
+ *   (FLAT_BYTES, FLAT_MEMBERS); else a binomial tree from the root; from
+ *   PIPE_MIN bytes a chain
  *   r -> r + 1 (relative to the root) in SEG pieces, each forwarded as
  *   it lands, so the transfers overlap along the chain;
  * - reduce: binomial tree to the root, a child's branch per step;
- * - all-reduce: recursive doubling over the largest power of two p2 <= p,
- *   the first 2 (p - p2) members folded in pairs before and after;
+ * - all-reduce: small ones on few members (FLAT_BYTES, FLAT_AR_MEMBERS) in
+ *   one round, every member sending to every other and each reducing in
+ *   team-rank order; else recursive doubling over the largest power of
+ *   two p2 <= p, the first 2 (p - p2) members folded in pairs before and
+ *   after;
  * - all-gather, all-to-all(v): every member sends each block directly.
  */
 #include "aggregator/team_internal.h"
@@ -23,6 +28,18 @@
 #define SEG      (64u * 1024u) /* bytes of data in one message at most */
 #define PIPE_MIN (64u * 1024u) /* broadcasts from here go down a chain */
 #define NOW_MAX  1024u         /* data bytes sent with gv_am_send_now() */
+/* A broadcast of at most FLAT_BYTES to at most FLAT_MEMBERS members goes
+ * from the root to each member directly, and such an all-reduce is one
+ * round of every member to every other: the sends are immediate and cost
+ * a fraction of a hop, and every member then waits for one round, not
+ * for a chain of log2(p) of them (each a wake-up when ranks outnumber
+ * cores). */
+#define FLAT_BYTES   NOW_MAX
+#define FLAT_MEMBERS 8
+/* The all-reduce's limit: p (p - 1) messages in its round. On 4 ranks
+ * over shm (oversubscribed 2 cores) it was as fast as recursive doubling
+ * or faster in 6 launches of 8; on 8 ranks, faster in only half. */
+#define FLAT_AR_MEMBERS 4
 #define NSTEPS   34            /* rounds + fold steps, for any team size */
 
 enum { K_BARRIER = 1, K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER,
@@ -61,8 +78,15 @@ struct gv_coll_req {
     int            started;
     int            busy, again; /* in advance(); asked to look again */
     int            nchild;     /* reduce: children combined so far */
+    uint64_t       bufs;       /* bit i: st[i].buf was allocated */
     step_t         st[NSTEPS];
 };
+
+/* One finished request kept for the next start: a small collective then
+ * costs no calloc() and free() of this ~1 KiB struct (a fifth of the
+ * processor time of an 8-byte all-reduce on 2 ranks, with the loop that
+ * freed every step's buffer). The rank's thread owns it. */
+static gv_coll_req_t *spare;
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -219,6 +243,12 @@ static int bcast_children(const gv_coll_req_t *req, int rel, int *child)
 {
     int p = req->team->size, n = 0, mask;
 
+    if ((req->len <= FLAT_BYTES) && (p <= FLAT_MEMBERS)) {
+        if (rel == 0)
+            for (mask = 1; mask < p; mask++)
+                child[n++] = mask;
+        return n;
+    }
     if (req->len >= PIPE_MIN) {
         if (rel + 1 < p)
             child[n++] = rel + 1;
@@ -287,6 +317,7 @@ static void adv_reduce(gv_coll_req_t *req)
                 combine(req, req->acc, req->st[k].buf);
             gv_free(req->st[k].buf);
             req->st[k].buf  = NULL;
+            req->bufs      &= ~(1ull << k);
             req->st[k].full = 2; /* combined */
             req->nchild++;
         }
@@ -313,6 +344,33 @@ static int ar_real(int pnew, int rem)
     return (pnew < rem) ? 2 * pnew + 1 : pnew + rem;
 }
 
+/* A small all-reduce on few members (FLAT_BYTES, FLAT_AR_MEMBERS): every
+ * member sends its vector to every other one as step <its team rank>, and
+ * each reduces the p vectors in team-rank order, so that the result is
+ * bitwise the same on every member, after one round instead of log2(p)
+ * (each a wake-up when ranks outnumber cores). */
+static void adv_allreduce_flat(gv_coll_req_t *req)
+{
+    int     p = req->team->size, r = req->team->rank, i;
+    uint8_t own[FLAT_BYTES];
+
+    if (!req->sent) {
+        req->sent = 1;
+        for (i = 1; i < p; i++)
+            send_all(req, (r + i) % p, r, req->recv, req->len);
+    }
+    for (i = 0; i < p; i++)
+        if ((i != r) && !req->st[i].full)
+            return;
+    if (req->len > 0) {
+        memcpy(own, req->recv, req->len);
+        memcpy(req->recv, (r == 0) ? own : req->st[0].buf, req->len);
+        for (i = 1; i < p; i++)
+            combine(req, req->recv, (i == r) ? own : req->st[i].buf);
+    }
+    complete(req);
+}
+
 /* Phases: 0 start; 1..nlog the rounds; nlog + 1 the end. Steps: 0 the
  * fold in, 1..nlog the rounds, nlog + 1 the result to a folded member. */
 static void adv_allreduce(gv_coll_req_t *req)
@@ -320,6 +378,11 @@ static void adv_allreduce(gv_coll_req_t *req)
     int p = req->team->size, r = req->team->rank;
     int p2 = 1 << ilog2((unsigned)p), rem = p - p2, nlog = ilog2((unsigned)p2);
     int newr = (r < 2 * rem) ? r / 2 : r - rem;
+
+    if ((req->len <= FLAT_BYTES) && (p <= FLAT_AR_MEMBERS)) {
+        adv_allreduce_flat(req);
+        return;
+    }
 
     if ((r < 2 * rem) && ((r & 1) == 0)) {
         /* Folded out: give our data to r + 1, take the result back. */
@@ -464,8 +527,10 @@ void gv__tcoll_deliver(gv_coll_req_t *req, int src, const coll_hdr_t *h,
         mismatch(req, src, "a second message for one step");
         return;
     }
-    if ((s->buf == NULL) && (req->len > 0))
-        s->buf = gv_malloc(req->len);
+    if ((s->buf == NULL) && (req->len > 0)) {
+        s->buf     = gv_malloc(req->len);
+        req->bufs |= 1ull << h->step;
+    }
     if (n > 0)
         memcpy(s->buf + h->off, data, n);
     s->got += n;
@@ -504,7 +569,14 @@ static gv_status_t check_team(gv_team_t *team, gv_coll_req_t **req_p,
 
 static gv_coll_req_t *req_new(gv_team_t *team, uint8_t kind)
 {
-    gv_coll_req_t *req = gv_calloc(1, sizeof(*req));
+    gv_coll_req_t *req = spare;
+
+    if (req != NULL) {
+        spare = NULL;
+        memset(req, 0, sizeof(*req));
+    } else {
+        req = gv_calloc(1, sizeof(*req));
+    }
 
     req->team = team;
     req->kind = kind;
@@ -529,15 +601,18 @@ static gv_status_t start(gv_coll_req_t *req, gv_coll_req_t **req_p)
 
 static void req_free(gv_coll_req_t *req)
 {
-    int i;
+    uint64_t b;
 
-    for (i = 0; i < NSTEPS; i++)
-        gv_free(req->st[i].buf);
+    for (b = req->bufs; b != 0; b &= b - 1)
+        gv_free(req->st[__builtin_ctzll(b)].buf);
     gv_free(req->slen);
     gv_free(req->acc_own);
     if (req->started)
         req->team->nlive--;
-    gv_free(req);
+    if (spare == NULL)
+        spare = req;
+    else
+        gv_free(req);
 }
 
 /* A member of the request's team failed (the host handles failures,

@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "core/boot.h"
 #include "core/core.h"
+#include "core/plugin.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +76,30 @@ static gv_status_t map_nodes(gv_boot_t *boot)
     return GV_OK;
 }
 
+int gv__plugins_used(void)
+{
+    return GV_PLUGINS;
+}
+
+#if GV_PLUGINS && (GV_HAVE_MPI || GV_HAVE_PMIX)
+/* The MPI and PMIx bootstraps live in plug-ins of the shared library. */
+static gv_status_t plugin_init(const char *file, const char *sym,
+                               gv_boot_t *boot)
+{
+    gv_status_t (*init)(gv_boot_t *);
+    void       *addr;
+    char        why[PATH_MAX + 256];
+
+    if (gv__plugin_sym(file, sym, &addr, why, sizeof(why)) != GV_OK) {
+        gv_error("bootstrap: %s (GV_PLUGIN_DIR names the plug-in folder)",
+                 why);
+        return GV_ERR_UNSUPPORTED;
+    }
+    init = (gv_status_t (*)(gv_boot_t *))addr;
+    return init(boot);
+}
+#endif
+
 gv_status_t gv__boot_init(const char *transport, gv_boot_t **boot_p)
 {
     gv_boot_t  *boot = gv_calloc(1, sizeof(*boot));
@@ -82,7 +108,9 @@ gv_status_t gv__boot_init(const char *transport, gv_boot_t **boot_p)
     if (gv__env.BOOT_FD_set) {
         status = gv__boot_gvrun_init(boot);
     } else if (strcmp(transport, "mpi") == 0) {
-#if GV_HAVE_MPI
+#if GV_HAVE_MPI && GV_PLUGINS
+        status = plugin_init("gv_tl_mpi.so", "gv__boot_mpi_init", boot);
+#elif GV_HAVE_MPI
         status = gv__boot_mpi_init(boot);
 #else
         gv_error("transport 'mpi' (GV_TRANSPORT) was not built (rebuild "
@@ -90,7 +118,9 @@ gv_status_t gv__boot_init(const char *transport, gv_boot_t **boot_p)
         status = GV_ERR_UNSUPPORTED;
 #endif
     } else if (under_pmix()) {
-#if GV_HAVE_PMIX
+#if GV_HAVE_PMIX && GV_PLUGINS
+        status = plugin_init("gv_boot_pmix.so", "gv__boot_pmix_init", boot);
+#elif GV_HAVE_PMIX
         status = gv__boot_pmix_init(boot);
 #else
         gv_error("started by a PMIx launcher, but Grapevine was built "

@@ -260,4 +260,8 @@ int gv__node_mem_fits(const char *tl, uint64_t per_rank, int local,
 /* Random bytes from the kernel. */
 gv_status_t gv__random_bytes(void *buf, size_t len);
 
+/* The commit the library was built from (`git describe --always --dirty`),
+ * or "unknown" (core/version.c; gv_version() is the public part). */
+const char *gv__version_commit(void);
+
 #endif

@@ -2,14 +2,12 @@
  * and the topology. SPDX-License-Identifier: BSD-3-Clause */
 #include "core/core.h"
 #include "core/boot.h"
+#include "core/plugin.h"
 #include "transports/transport.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
-
-#ifndef GV_VERSION
-#define GV_VERSION "0.1.0"
-#endif
 
 static void usage(FILE *f)
 {
@@ -19,7 +17,7 @@ static void usage(FILE *f)
                "  -t  transports: built or not (why), and what each can do\n"
                "      here, opened on one rank\n"
                "  -T  topology (hwloc)\n"
-               "  -v  version\n"
+               "  -v  version, and the commit the library was built from\n"
                "  -h, --help  this text\n"
                "With no option: -v -t -T.\n");
 }
@@ -61,41 +59,67 @@ static void print_transports(void)
            "works):\n");
     for (i = 0; i < gv__tl_nbuiltin; i++) {
         const gv_tl_entry_t *e = &gv__tl_builtin[i];
+        const gv_tl_ops_t   *ops;
         gv_tl_t              tl;
-        char                 caps[64];
+        char                 caps[64], why[PATH_MAX + 256], how[PATH_MAX + 64];
 
-        if (e->ops == NULL) {
-            printf("  %-5s not built: %s\n", e->name, e->why_not);
+        ops = gv__tl_ops(e, why, sizeof(why));
+        if (ops == NULL) {
+            /* not built, or its plug-in did not load: dlerror() says why */
+            printf("  %-5s %s\n", e->name, why);
             continue;
         }
+        if (e->plugin != NULL)
+            snprintf(how, sizeof(how), "plug-in %s/%s loaded",
+                     gv__plugin_dir(), e->plugin);
+        else
+            snprintf(how, sizeof(how), "built");
         if (strcmp(e->name, "mpi") == 0) {
-            printf("  %-5s built; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
+            printf("  %-5s %s; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
                    "MPI_TAG_UB allows), never WAIT_FD (MPI has no "
                    "descriptor to sleep on: a host polls gv_progress); "
-                   "needs mpirun/srun (not probed here)\n", e->name);
+                   "needs mpirun/srun (not probed here)\n", e->name, how);
             continue;
         }
         memset(&tl, 0, sizeof(tl));
-        tl.ops    = e->ops;
+        tl.ops    = ops;
         tl.boot   = &boot;
         tl.rank   = 0;
         tl.size   = 1;
         tl.params = params;
-        if (e->ops->init(&tl) != GV_OK) {
-            printf("  %-5s built; does not start here (GV_LOG=info tells "
-                   "why)\n", e->name);
+        if (ops->init(&tl) != GV_OK) {
+            printf("  %-5s %s; does not start here (GV_LOG=info tells "
+                   "why)\n", e->name, how);
             continue;
         }
         gv__tl_caps_str(tl.attr.caps, caps, sizeof(caps));
-        printf("  %-5s built; caps %s; max message %zu B%s%s\n", e->name,
+        printf("  %-5s %s; caps %s; max message %zu B%s%s\n", e->name, how,
                caps, tl.attr.max_msg, tl.attr.detail[0] ? "; " : "",
                tl.attr.detail);
-        e->ops->fini(&tl);
+        ops->fini(&tl);
     }
     printf("WAIT_FD: gv_wait_fd() gives a descriptor a host's event loop "
            "sleeps on; ofi has it only with an fd wait object "
            "(GV_OFI_WAIT=fd, where the provider has one); without it a "
            "host polls gv_progress()\n");
+#if GV_HAVE_PMIX
+    {
+        void *addr;
+        char  why[PATH_MAX + 256];
+
+        if (!gv__plugins_used())
+            printf("bootstrap pmix (mpirun/srun): built\n");
+        else if (gv__plugin_sym("gv_boot_pmix.so", "gv__boot_pmix_init",
+                                &addr, why, sizeof(why)) == GV_OK)
+            printf("bootstrap pmix (mpirun/srun): plug-in %s/gv_boot_pmix.so "
+                   "loaded\n", gv__plugin_dir());
+        else
+            printf("bootstrap pmix (mpirun/srun): %s\n", why);
+    }
+#else
+    printf("bootstrap pmix (mpirun/srun): not built: needs libpmix-dev; "
+           "rebuild with PMIX=1\n");
+#endif
 }
 
 int main(int argc, char **argv)
@@ -137,7 +161,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ver)
-        printf("grapevine %s\n", GV_VERSION);
+        printf("grapevine %s (commit %s)\n", gv_version(),
+               gv__version_commit());
     if (conf)
         gv__env_print(stdout, 0);
     if (md)

@@ -1,32 +1,62 @@
 /* The built-in transports, best first, and selection by GV_TRANSPORT.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "transports/transport.h"
+#include "core/plugin.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-const gv_tl_entry_t gv__tl_builtin[] = {
-    {"self", &gv_tl_self_ops, NULL},
-    {"shm", &gv_tl_shm_ops, NULL},
-#if GV_HAVE_UCX
-    {"ucx", &gv_tl_ucx_ops, NULL},
+/* The static library links every built backend in; the shared library
+ * loads those with libraries of their own from plug-ins (core/plugin.h). */
+#if GV_PLUGINS
+#define ROW(_name, _have, _file, _sym, _ops, _why)                            \
+    {_name, NULL, (_have) ? _file : NULL, (_have) ? #_sym : NULL,           \
+     (_have) ? NULL : _why}
+#define OPS(_sym) NULL
 #else
-    {"ucx", NULL, "needs libucx-dev; rebuild with UCX=1"},
+#define ROW(_name, _have, _file, _sym, _ops, _why)                            \
+    {_name, _ops, NULL, NULL, (_have) ? NULL : _why}
+#define OPS(_sym) &_sym
+#endif
+
+const gv_tl_entry_t gv__tl_builtin[] = {
+    {"self", &gv_tl_self_ops, NULL, NULL, NULL},
+    {"shm", &gv_tl_shm_ops, NULL, NULL, NULL},
+#if GV_HAVE_UCX
+    ROW("ucx", 1, "gv_tl_ucx.so", gv_tl_ucx_ops, OPS(gv_tl_ucx_ops), NULL),
+#else
+    ROW("ucx", 0, NULL, none, NULL, "needs libucx-dev; rebuild with UCX=1"),
 #endif
 #if GV_HAVE_OFI
-    {"ofi", &gv_tl_ofi_ops, NULL},
+    ROW("ofi", 1, "gv_tl_ofi.so", gv_tl_ofi_ops, OPS(gv_tl_ofi_ops), NULL),
 #else
-    {"ofi", NULL, "needs libfabric-dev; rebuild with OFI=1"},
+    ROW("ofi", 0, NULL, none, NULL, "needs libfabric-dev; rebuild with OFI=1"),
 #endif
 #if GV_HAVE_MPI
-    {"mpi", &gv_tl_mpi_ops, NULL},
+    ROW("mpi", 1, "gv_tl_mpi.so", gv_tl_mpi_ops, OPS(gv_tl_mpi_ops), NULL),
 #else
-    {"mpi", NULL, "needs libopenmpi-dev; rebuild with MPI=1"},
+    ROW("mpi", 0, NULL, none, NULL, "needs libopenmpi-dev; rebuild with MPI=1"),
 #endif
-    {"tcp", &gv_tl_tcp_ops, NULL},
+    {"tcp", &gv_tl_tcp_ops, NULL, NULL, NULL},
 };
 const size_t gv__tl_nbuiltin = sizeof(gv__tl_builtin) /
                                sizeof(gv__tl_builtin[0]);
+
+const gv_tl_ops_t *gv__tl_ops(const gv_tl_entry_t *e, char *why, size_t len)
+{
+    void *addr;
+
+    if (e->ops != NULL)
+        return e->ops;
+    if (e->plugin == NULL) {
+        snprintf(why, len, "not built: %s", e->why_not);
+        return NULL;
+    }
+    if (gv__plugin_sym(e->plugin, e->sym, &addr, why, len) != GV_OK)
+        return NULL;
+    return (const gv_tl_ops_t *)addr;
+}
 
 void gv__tl_caps_str(uint32_t caps, char *buf, size_t len)
 {
@@ -70,19 +100,23 @@ gv_status_t gv__tl_check(const gv_tl_ops_t *ops, uint32_t caps, char *why,
     return GV_ERR_INVALID;
 }
 
-static gv_status_t try_open(const gv_tl_entry_t *e, gv_boot_t *boot,
-                            const gv_tl_params_t *params, gv_tl_t **tl_p)
+static gv_status_t try_open(const gv_tl_entry_t *e, const gv_tl_ops_t *ops,
+                            gv_boot_t *boot, const gv_tl_params_t *params,
+                            gv_tl_t **tl_p)
 {
     gv_tl_t    *tl = gv_calloc(1, sizeof(*tl));
     gv_status_t status;
     char        why[128];
 
-    tl->ops    = e->ops;
+    tl->ops    = ops;
     tl->boot   = boot;
     tl->rank   = boot->rank;
     tl->size   = boot->size;
     tl->params = *params;
-    status     = e->ops->init(tl);
+    /* ops NULL: the plug-in did not load here; this rank still takes part
+     * in the agreement below, so that a plug-in missing on one node fails
+     * the transport on every rank instead of splitting the job. */
+    status     = (ops != NULL) ? ops->init(tl) : GV_ERR_UNSUPPORTED;
     /* Every rank must end up on the same transport: agree on the outcome
      * (a rank whose init failed after the transport's last collective would
      * otherwise leave the others using a transport it does not have). */
@@ -100,7 +134,7 @@ static gv_status_t try_open(const gv_tl_entry_t *e, gv_boot_t *boot,
         if ((bad >= 0) && (status == GV_OK)) {
             gv_info("transport %s started here but not on rank %d", e->name,
                     bad);
-            e->ops->fini(tl);
+            ops->fini(tl);
             status = GV_ERR_UNREACHABLE;
         }
     }
@@ -108,9 +142,9 @@ static gv_status_t try_open(const gv_tl_entry_t *e, gv_boot_t *boot,
         gv_free(tl);
         return status;
     }
-    if (gv__tl_check(e->ops, tl->attr.caps, why, sizeof(why)) != GV_OK) {
+    if (gv__tl_check(ops, tl->attr.caps, why, sizeof(why)) != GV_OK) {
         gv_error("transport '%s' is broken: %s", e->name, why);
-        e->ops->fini(tl);
+        ops->fini(tl);
         gv_free(tl);
         return GV_ERR_INVALID;
     }
@@ -125,12 +159,14 @@ static void list_available(char *buf, size_t len)
 
     off = (size_t)snprintf(buf, len, "built in:");
     for (i = 0; (i < gv__tl_nbuiltin) && (off < len); i++)
-        if (gv__tl_builtin[i].ops != NULL)
-            off += (size_t)snprintf(buf + off, len - off, "%s %s",
+        if (gv__tl_builtin[i].why_not == NULL)
+            off += (size_t)snprintf(buf + off, len - off, "%s %s%s",
                                     (n++ > 0) ? "," : "",
-                                    gv__tl_builtin[i].name);
+                                    gv__tl_builtin[i].name,
+                                    gv__tl_builtin[i].plugin ? " (plug-in)"
+                                                             : "");
     for (i = 0, n = 0; (i < gv__tl_nbuiltin) && (off < len); i++)
-        if (gv__tl_builtin[i].ops == NULL)
+        if (gv__tl_builtin[i].why_not != NULL)
             off += (size_t)snprintf(buf + off, len - off, "%s %s (%s)",
                                     (n++ > 0) ? "," : "; not built:",
                                     gv__tl_builtin[i].name,
@@ -138,7 +174,8 @@ static void list_available(char *buf, size_t len)
 }
 
 /* The row GV_TRANSPORT names, or NULL after logging why it cannot be used;
- * "auto" is accepted and gives NULL with *is_auto set. */
+ * "auto" is accepted and gives NULL with *is_auto set. The row's plug-in
+ * is not loaded here. */
 static const gv_tl_entry_t *lookup(const char *name, int *is_auto)
 {
     char   avail[512];
@@ -151,7 +188,7 @@ static const gv_tl_entry_t *lookup(const char *name, int *is_auto)
         const gv_tl_entry_t *e = &gv__tl_builtin[i];
         if (strcmp(e->name, name) != 0)
             continue;
-        if (e->ops == NULL) {
+        if (e->why_not != NULL) {
             gv_error("transport '%s' (GV_TRANSPORT) was not built: %s", name,
                      e->why_not);
             return NULL;
@@ -175,7 +212,8 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
                         const gv_tl_params_t *params, gv_tl_t **tl_p)
 {
     const gv_tl_entry_t *e;
-    char                 avail[512];
+    const gv_tl_ops_t   *ops;
+    char                 avail[512], why[PATH_MAX + 256];
     gv_status_t          status;
     size_t               i;
     int                  is_auto;
@@ -183,14 +221,17 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     if ((name[0] == '\0') || (strcmp(name, "auto") == 0)) {
         for (i = 0; i < gv__tl_nbuiltin; i++) {
             e = &gv__tl_builtin[i];
-            if (e->ops == NULL)
+            if (e->why_not != NULL)
                 continue;
             /* self is for one rank; mpi needs an MPI launcher (the MPI
              * bootstrap is chosen only when GV_TRANSPORT names it). */
             if (((strcmp(e->name, "self") == 0) && (boot->size != 1)) ||
                 (strcmp(e->name, "mpi") == 0))
                 continue;
-            status = try_open(e, boot, params, tl_p);
+            ops = gv__tl_ops(e, why, sizeof(why));
+            if (ops == NULL)
+                gv_info("auto: transport %s: %s", e->name, why);
+            status = try_open(e, ops, boot, params, tl_p);
             if (status == GV_OK) {
                 gv_info("transport %s (auto: first of the built transports "
                         "that works here)", e->name);
@@ -206,8 +247,12 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     e = lookup(name, &is_auto);
     if (e == NULL)
         return GV_ERR_NOT_FOUND;
-    status = try_open(e, boot, params, tl_p);
-    if (status != GV_OK)
+    ops = gv__tl_ops(e, why, sizeof(why));
+    if (ops == NULL)
+        gv_error("transport '%s' (GV_TRANSPORT): %s (GV_PLUGIN_DIR names "
+                 "the plug-in folder)", name, why);
+    status = try_open(e, ops, boot, params, tl_p);
+    if ((status != GV_OK) && (ops != NULL))
         gv_error("transport '%s' (GV_TRANSPORT) failed to start: %s", name,
                  gv_status_str(status));
     return status;

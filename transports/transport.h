@@ -213,16 +213,25 @@ struct gv_tl_ops {
     gv_status_t (*arm)(gv_tl_t *tl);
 };
 
-/* A registry row: a backend that was not built keeps its row with a reason. */
+/* A registry row: a backend linked in (ops), one in a plug-in of the
+ * shared library (plugin: its file in gv__plugin_dir(), whose symbol sym
+ * is the ops table), or one that was not built (why_not). */
 typedef struct gv_tl_entry {
     const char        *name;
     const gv_tl_ops_t *ops;
+    const char        *plugin;
+    const char        *sym;
     const char        *why_not;
 } gv_tl_entry_t;
 
-/* Built-in backends, best first. */
+/* Every backend, best first. */
 extern const gv_tl_entry_t gv__tl_builtin[];
 extern const size_t        gv__tl_nbuiltin;
+
+/* The row's ops table: linked in, or from its plug-in, loaded on the first
+ * call. NULL when not built or the plug-in does not load: then @a why says
+ * why (for a plug-in: its path and dlerror()'s text); nothing logged. */
+const gv_tl_ops_t *gv__tl_ops(const gv_tl_entry_t *e, char *why, size_t len);
 
 /* Open the transport GV_TRANSPORT names (or the first that works, for
  * auto). Logs one error that lists what is available on failure. */

@@ -135,11 +135,14 @@ int gv_coll_done(const gv_coll_req_t *req);
 /* Each gv_team_iX() starts the collective and returns its request in
  * *req_p; gv_team_X() is gv_team_iX() followed by gv_coll_wait(). Sizes
  * are in bytes unless named count. Input and output buffers must not
- * overlap unless stated. Algorithms: dissemination barrier; binomial-tree
- * broadcast and reduce, with large broadcasts (from 64 KiB) pipelined
- * down a chain in 64 KiB segments; recursive-doubling all-reduce (with
- * the usual fold for team sizes that are not powers of two); direct
- * exchange for all-gather and all-to-all(v). */
+ * overlap unless stated. Algorithms: dissemination barrier; broadcasts
+ * of at most 1 KiB to at most 8 members straight from the root to each;
+ * binomial-tree broadcast and reduce, with large broadcasts (from 64 KiB)
+ * pipelined down a chain in 64 KiB segments; all-reduces of at most
+ * 1 KiB on at most 4 members in one round of every member to every other,
+ * larger ones by recursive doubling (with the usual fold for team sizes
+ * that are not powers of two); direct exchange for all-gather and
+ * all-to-all(v). */
 
 /** Barrier: no member leaves before every member entered. Not a
  *  quiescence barrier (see gv_barrier() for that). */
