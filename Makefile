@@ -392,7 +392,7 @@ install-check: lib tools
 	@echo "== install-check: programs need $(SONAME), the installed library's SONAME"
 	@$(CC) $(WARN) examples/actors.c $$($(INST_PC) --cflags --libs grapevine) \
 	  -o $(BUILD)/inst/actors
-	@set -e; for t in $$($(BUILD)/inst/bin/gvinfo -t | awk '$$2 == "built;" && $$1 != "self" && $$1 != "mpi" {print $$1}'); do \
+	@set -e; for t in $$($(BUILD)/inst/bin/gvinfo -t | awk '($$2 == "built;" || ($$2 == "plug-in" && $$4 == "loaded;")) && $$1 != "self" && $$1 != "mpi" {print $$1}'); do \
 	  GV_TRANSPORT=$$t GV_TIMEOUT_S=5 timeout 120 $(BUILD)/inst/bin/gvrun -n 3 $(BUILD)/inst/actors --hops 150 \
 	    | grep 'the token made 150 hops' >/dev/null || { echo "install-check: actors over $$t failed"; exit 1; }; \
 	  GV_TRANSPORT=$$t GV_TIMEOUT_S=5 timeout 120 $(BUILD)/inst/bin/gvrun --keep-going -n 3 $(BUILD)/inst/actors \
