@@ -23,13 +23,13 @@ gv_status_t gv_progress_hook_add(gv_progress_hook_fn_t fn, void *arg)
     int n = gv__progress_hooks.n;
 
     if (fn == NULL) {
-        gv_error("gv_progress_hook_add: NULL function");
+        gv_error("NULL function");
         return GV_ERR_INVALID;
     }
     if (find(fn, arg) >= 0)
         return GV_OK;
     if (n == GV_PROGRESS_HOOKS_MAX) {
-        gv_error("gv_progress_hook_add: %d hooks already (the most)",
+        gv_error("%d hooks already (the most)",
                  GV_PROGRESS_HOOKS_MAX);
         return GV_ERR_NO_RESOURCE;
     }

@@ -179,7 +179,7 @@ void *gv_hashmap_local_find(gv_hashmap_t *map, const void *key);
 void *gv_hashmap_local_insert(gv_hashmap_t *map, const void *key,
                               const void *val);
 /** Entries in this rank's table. */
-int64_t gv_hashmap_local_size(const gv_hashmap_t *map);
+int64_t gv_hashmap_local_size(gv_hashmap_t *map);
 
 /* ---- collective ------------------------------------------------------------ */
 
