@@ -87,6 +87,9 @@ struct gv_hashmap {
  * alive, while which the hook stays added. */
 static gv_hashmap_t *pending;
 static unsigned      maps_alive;
+/* Handlers answered blocking requests in this poll: the hook ships the
+ * answers, which then share transport messages but wait for no timeout. */
+static int replies_owed;
 
 static inline size_t round8(size_t n)
 {
@@ -277,6 +280,10 @@ static unsigned progress_hook(void *arg)
 {
     unsigned n = 0;
 
+    if (replies_owed) {
+        replies_owed = 0;
+        gv_flush();
+    }
     while (pending != NULL) {
         gv_hashmap_t *m = pending;
         pending   = m->next_pending;
@@ -461,8 +468,8 @@ void gv__hashmap_am(int src, const void *payload, size_t len, void *arg)
         rep.status = (int32_t)status;
         rep.len    = ((h.op == OP_LOOKUP) && (status == GV_OK))
                          ? (uint32_t)m->vs : 0;
-        if (gv_am_send_now(src, gv__fw_am_reply, &rep, 16 + rep.len) !=
-            GV_OK)
+        replies_owed = 1;
+        if (gv_am_send(src, gv__fw_am_reply, &rep, 16 + rep.len) != GV_OK)
             gv_abort(1, "hash map: cannot reply to rank %d", src);
     } else {
         gv__fw_complete(h.gce, 1);
@@ -541,9 +548,7 @@ static gv_status_t issue(gv_hashmap_t *m, int op, const void *key,
     if (rest2_len > 0)
         memcpy(msg + off, rest2, rest2_len);
     off += rest2_len;
-    /* A blocking request goes at once: its worker waits for the reply. */
-    status = (f != NULL) ? gv_am_send_now(home, gv__fw_am_map, msg, off)
-                         : gv_am_send(home, gv__fw_am_map, msg, off);
+    status = gv_am_send(home, gv__fw_am_map, msg, off);
     if (status != GV_OK)
         gv_abort(1, "hash map: cannot send to rank %d: %s", home,
                  gv_status_str(status));
