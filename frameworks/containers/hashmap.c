@@ -315,7 +315,7 @@ static void enqueue(gv_hashmap_t *m, int op, const void *key,
      * that only prefetches free of effects and drops its calls). */
     e = m->t.slots + (tag_of(hash) & m->t.mask) * m->stride;
     __builtin_prefetch(e, 1, 3);
-    __builtin_prefetch(e + m->stride, 1, 3);
+    __builtin_prefetch(e + m->koff_end - 1, 1, 3); /* the key's end */
     if (m->qt - m->qh > QDIST)
         apply_oldest(m);
     if (!m->listed) {
