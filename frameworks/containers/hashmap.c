@@ -838,10 +838,13 @@ gv_status_t gv_hashmap_create(size_t key_size, size_t val_size,
     table_alloc(m, &m->t, cap);
     m->st.capacity = cap;
     status = gv__fw_add(m, FW_KIND_HASHMAP, &m->id);
-    if (status == GV_OK)
+    if (status == GV_OK) {
+        /* The hook that applies queued operations (added once). */
         status = gv_progress_hook_add(progress_hook, NULL);
+        if (status != GV_OK)
+            gv__fw_remove(m->id);
+    }
     if (status != GV_OK) {
-        gv__fw_remove(m->id);
         table_free(m, &m->t);
         free(m);
         return status;
