@@ -13,7 +13,9 @@
  * operations are issued from one flow per rank that progresses every 256
  * operations, as perf/gups does; lookups are blocking, from many workers. Rates count every
  * rank's operations over the wall time rank 0 measures from a barrier to
- * the end of the phase (the event's wait, which covers every rank). The
+ * the end of the phase (the event's wait, which covers every rank), and
+ * cpu_ns_per_op is rank 0's CPU time over its own share of them, which a
+ * loaded machine disturbs less than the wall time. The
  * map is created with the number of keys as its capacity hint unless
  * --grow is given, so that the insert phase measures inserts, not rebuilds.
  * Each phase checks what it did: every lookup must find its key with the

@@ -28,6 +28,9 @@
  * touches the table (any other operation, the local functions, forall,
  * size), and a drain nested in another (a combiner that sends and so
  * progresses) continues the same ring, so each sender's order holds.
+ * The same hook ships the answers to blocking operations that a poll's
+ * handlers made, so that they share transport messages but wait for no
+ * flush timeout.
  */
 #include "containers/common.h"
 #include <grapevine/fw/hashmap.h>
