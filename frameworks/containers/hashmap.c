@@ -28,9 +28,6 @@
  * touches the table (any other operation, the local functions, forall,
  * size), and a drain nested in another (a combiner that sends and so
  * progresses) continues the same ring, so each sender's order holds.
- * The same hook ships the answers to blocking operations that a poll's
- * handlers made, so that they share transport messages but wait for no
- * flush timeout.
  */
 #include "containers/common.h"
 #include <grapevine/fw/hashmap.h>
@@ -90,9 +87,6 @@ struct gv_hashmap {
  * alive, while which the hook stays added. */
 static gv_hashmap_t *pending;
 static unsigned      maps_alive;
-/* Handlers answered blocking requests in this poll: the hook ships the
- * answers, which then share transport messages but wait for no timeout. */
-static int replies_owed;
 
 static inline size_t round8(size_t n)
 {
@@ -283,10 +277,6 @@ static unsigned progress_hook(void *arg)
 {
     unsigned n = 0;
 
-    if (replies_owed) {
-        replies_owed = 0;
-        gv_flush();
-    }
     while (pending != NULL) {
         gv_hashmap_t *m = pending;
         pending   = m->next_pending;
@@ -471,7 +461,6 @@ void gv__hashmap_am(int src, const void *payload, size_t len, void *arg)
         rep.status = (int32_t)status;
         rep.len    = ((h.op == OP_LOOKUP) && (status == GV_OK))
                          ? (uint32_t)m->vs : 0;
-        replies_owed = 1;
         if (gv_am_send(src, gv__fw_am_reply, &rep, 16 + rep.len) != GV_OK)
             gv_abort(1, "hash map: cannot reply to rank %d", src);
     } else {
