@@ -144,15 +144,15 @@ static inline uint64_t gv__timeout_ns(void)
 #endif
 
 /* The registry of progress callbacks (core/hooks.c): work a layer above
- * owes every poll (the DSM's batched delegate adds, dsm/delegate.c). The
- * progress engine (aggregator/progress.c) runs them after the transport's
- * progress and the AM layer's; each returns the number of events it
- * handled. Registered at init, cleared at finalize. */
-typedef unsigned (*gv_progress_hook_fn_t)(void);
-#define GV__MAX_PROGRESS_HOOKS 8
+ * owes every poll (the DSM's batched delegate adds, dsm/delegate.c), and
+ * the hooks users add with gv_progress_hook_add(). The progress engine
+ * (aggregator/progress.c) runs them after the transport's progress and the
+ * AM layer's; each returns the number of events it handled. Cleared at
+ * finalize. */
 typedef struct {
     int                   n;
-    gv_progress_hook_fn_t fn[GV__MAX_PROGRESS_HOOKS];
+    gv_progress_hook_fn_t fn[GV_PROGRESS_HOOKS_MAX];
+    void                 *arg[GV_PROGRESS_HOOKS_MAX];
 } gv__progress_hooks_t;
 extern gv__progress_hooks_t gv__progress_hooks;
 void gv__progress_hook_add(gv_progress_hook_fn_t fn);
@@ -165,7 +165,7 @@ static inline unsigned gv__progress_hooks_run(void)
     int      i;
 
     for (i = 0; i < gv__progress_hooks.n; i++)
-        n += gv__progress_hooks.fn[i]();
+        n += gv__progress_hooks.fn[i](gv__progress_hooks.arg[i]);
     return n;
 }
 

@@ -194,7 +194,7 @@ void gv__delegate_flush_all(void)
     }
 }
 
-static unsigned progress_hook(void)
+static unsigned progress_hook(void *arg)
 {
     unsigned n;
 

@@ -13,7 +13,9 @@
  * operations are issued from one flow per rank that progresses every 256
  * operations, as perf/gups does; lookups are blocking, from many workers. Rates count every
  * rank's operations over the wall time rank 0 measures from a barrier to
- * the end of the phase (the event's wait, which covers every rank). The
+ * the end of the phase (the event's wait, which covers every rank), and
+ * cpu_ns_per_op is rank 0's CPU time over its own share of them, which a
+ * loaded machine disturbs less than the wall time. The
  * map is created with the number of keys as its capacity hint unless
  * --grow is given, so that the insert phase measures inserts, not rebuilds.
  * Each phase checks what it did: every lookup must find its key with the
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHUNK 4096 /* operations per call of a phase's body */
 #define POLL  256  /* operations between progress calls */
@@ -117,14 +120,29 @@ static void bag_chunk(int64_t c, void *arg)
     }
 }
 
+/* CPU seconds this process used: on a shared machine, where a rank gets
+ * a fraction of a core, the wall time says more of the machine's load
+ * than of the work. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu0;
+
 static void report(const char *op, double t0, int64_t n_total)
 {
-    double dt = gv_wtime() - t0;
+    double dt = gv_wtime() - t0, cpu = cpu_now() - cpu0;
 
     if (gv_rank() == 0)
         printf("containers transport=%s ranks=%d op=%s ops=%lld "
-               "seconds=%.3f mups=%.2f\n", gv_transport_name(), gv_nranks(),
-               op, (long long)n_total, dt, (double)n_total / dt / 1e6);
+               "seconds=%.3f mups=%.2f cpu_ns_per_op=%.0f\n",
+               gv_transport_name(), gv_nranks(), op, (long long)n_total, dt,
+               (double)n_total / dt / 1e6,
+               cpu * 1e9 / (double)(n_total / gv_nranks()));
     fflush(stdout);
 }
 
@@ -149,7 +167,8 @@ static void phase(const char *op, int *bad)
             return;
         }
         gv_coll_barrier();
-        t0 = gv_wtime();
+        t0   = gv_wtime();
+        cpu0 = cpu_now();
         for (n = 0; n < per_rank / CHUNK; n++)
             ((op[0] == 'd') ? dinsert_chunk : insert_chunk)(n, NULL);
         if (gv_gce_wait(&gce) != GV_OK)
@@ -165,7 +184,8 @@ static void phase(const char *op, int *bad)
         }
         misses = 0;
         gv_coll_barrier();
-        t0 = gv_wtime();
+        t0   = gv_wtime();
+        cpu0 = cpu_now();
         gv_parallel_for(0, per_rank, 64, lookup_leaf, NULL);
         gv_coll_barrier();
         report(op, t0, total);
@@ -175,7 +195,8 @@ static void phase(const char *op, int *bad)
     } else if (strcmp(op, "bag") == 0) {
         gv_bag_clear(bag);
         gv_coll_barrier();
-        t0 = gv_wtime();
+        t0   = gv_wtime();
+        cpu0 = cpu_now();
         for (n = 0; n < per_rank / CHUNK; n++)
             bag_chunk(n, NULL);
         if (gv_gce_wait(&gce) != GV_OK)

@@ -17,6 +17,17 @@
  * sender and completed at the home; blocking ones carry a reply token. An
  * operation whose home is the calling rank runs at once, without a
  * message.
+ *
+ * Maps of 8-byte keys and values of at most 8 bytes queue their
+ * asynchronous inserts, combines and erases at the home, remote and local
+ * alike, in a ring of QCAP operations, and start fetching each one's slot
+ * as it is queued: an operation is applied once QDIST newer ones are
+ * queued behind it, and the rest at the end of the poll (a progress hook),
+ * so that up to QDIST cache and TLB misses into the table overlap instead
+ * of one per message. The ring is applied in order, before anything else
+ * touches the table (any other operation, the local functions, forall,
+ * size), and a drain nested in another (a combiner that sends and so
+ * progresses) continues the same ring, so each sender's order holds.
  */
 #include "containers/common.h"
 #include <grapevine/fw/hashmap.h>
@@ -44,6 +55,16 @@ typedef struct {
     uint64_t cap, mask, live, tombs;
 } table_t;
 
+/* A queued operation (maps of 8-byte keys, values of at most 8 bytes). */
+typedef struct {
+    uint64_t key, val, hash;
+    uint32_t gce;
+    uint8_t  op;
+} qop_t;
+
+#define QCAP  64 /* queued operations per map, a power of two */
+#define QDIST 16 /* operations in flight between fetch and apply */
+
 struct gv_hashmap {
     uint16_t                id;
     size_t                  ks, vs;       /* key and value bytes          */
@@ -55,7 +76,17 @@ struct gv_hashmap {
     gv_hashmap_stats_t      st;
     gv_fnref_t              last_ref;     /* the last visitor decoded     */
     gv_hashmap_visit_fn_t   last_fn;
+    int                     queued;       /* queues its async operations  */
+    int                     listed;       /* on the list of pending maps  */
+    gv_hashmap_t           *next_pending;
+    uint32_t                qh, qt;       /* ring's head and tail counts  */
+    qop_t                   q[QCAP];
 };
+
+/* Maps whose ring holds operations, for the progress hook; and the maps
+ * alive, while which the hook stays added. */
+static gv_hashmap_t *pending;
+static unsigned      maps_alive;
 
 static inline size_t round8(size_t n)
 {
@@ -200,6 +231,99 @@ static uint8_t *find_or_add(gv_hashmap_t *m, const void *key, uint64_t tg,
     return e;
 }
 
+/* ---- the ring of queued operations ---------------------------------------- */
+
+/* Apply the oldest queued operation. It leaves the ring before it runs:
+ * a drain nested in a combiner takes the next one. */
+static void apply_oldest(gv_hashmap_t *m)
+{
+    qop_t    o = m->q[m->qh & (QCAP - 1)];
+    uint64_t tg = tag_of(o.hash);
+    uint8_t *e;
+    int      found, created;
+
+    m->qh++;
+    m->st.ops_served++;
+    if (o.op == OP_ERASE) {
+        e = probe(m, &m->t, &o.key, tg, &found);
+        if (found) {
+            *(uint64_t *)e = 1;
+            m->t.live--;
+            m->t.tombs++;
+        }
+    } else {
+        e = find_or_add(m, &o.key, tg, &created);
+        if ((o.op == OP_INSERT) || created)
+            memcpy(e + m->koff_end, &o.val, m->vs);
+        else
+            m->combine(e + m->koff_end, &o.val, m->vs);
+    }
+    gv__fw_complete(o.gce, 1);
+}
+
+/* Apply everything queued. @return how many operations that was. */
+static unsigned drain(gv_hashmap_t *m)
+{
+    unsigned n = 0;
+
+    while (m->qh != m->qt) {
+        apply_oldest(m);
+        n++;
+    }
+    return n;
+}
+
+static unsigned progress_hook(void *arg)
+{
+    unsigned n = 0;
+
+    while (pending != NULL) {
+        gv_hashmap_t *m = pending;
+        pending   = m->next_pending;
+        m->listed = 0;
+        n += drain(m);
+    }
+    return n;
+}
+
+/* Queue an operation (its event already counts it), fetching its slot. */
+static void enqueue(gv_hashmap_t *m, int op, const void *key,
+                    const void *val, uint64_t hash, uint32_t gce)
+{
+    qop_t         *o;
+    const uint8_t *e;
+
+    if (m->qt - m->qh == QCAP)
+        apply_oldest(m);
+    o       = &m->q[m->qt & (QCAP - 1)];
+    memcpy(&o->key, key, 8);
+    o->val  = 0;
+    if (val != NULL)
+        memcpy(&o->val, val, m->vs);
+    o->hash = hash;
+    o->gce  = gce;
+    o->op   = (uint8_t)op;
+    m->qt++;
+    /* Start fetching its slot (written out here: GCC 12 finds a function
+     * that only prefetches free of effects and drops its calls). */
+    e = m->t.slots + (tag_of(hash) & m->t.mask) * m->stride;
+    __builtin_prefetch(e, 1, 3);
+    __builtin_prefetch(e + m->koff_end - 1, 1, 3); /* the key's end */
+    if (m->qt - m->qh > QDIST)
+        apply_oldest(m);
+    if (!m->listed) {
+        m->listed       = 1;
+        m->next_pending = pending;
+        pending         = m;
+    }
+}
+
+static inline int queues(const gv_hashmap_t *m, int op)
+{
+    return m->queued && ((op == OP_INSERT) || (op == OP_COMBINE) ||
+                         (op == OP_ERASE));
+}
+
 /* ---- running an operation at the home ------------------------------------ */
 
 /* Run @a op on @a key (hash @a h) here. @a rest holds the value or the
@@ -214,6 +338,7 @@ static gv_status_t run_op(gv_hashmap_t *m, int op, const void *key,
     uint8_t *e;
     int      found, created;
 
+    drain(m);
     m->st.ops_served++;
     switch (op) {
     case OP_INSERT:
@@ -325,6 +450,11 @@ void gv__hashmap_am(int src, const void *payload, size_t len, void *arg)
     hash = gv__fw_hash(key, m->ks);
     if (home_of(m, hash) != m->rank)
         goto bad;
+    if (!(h.flags & FL_REPLY) && queues(m, h.op)) {
+        enqueue(m, h.op, key, (h.op == OP_ERASE) ? NULL : p + off, hash,
+                h.gce);
+        return;
+    }
     status = run_op(m, h.op, key, hash, p + off, len - off, rep.val);
     if (h.flags & FL_REPLY) {
         rep.token  = token;
@@ -366,6 +496,11 @@ static gv_status_t issue(gv_hashmap_t *m, int op, const void *key,
         return GV_ERR_INVALID;
     }
     m->st.ops_sent++;
+    if ((home == m->rank) && (f == NULL) && queues(m, op)) {
+        gv_gce_enroll((gce == NULL) ? gv_gce_default() : gce, 1);
+        enqueue(m, op, key, rest, hash, gv__fw_gce_id(gce));
+        return GV_OK;
+    }
     if (home == m->rank) {
         uint8_t rest_all[sizeof(gv_fnref_t) + GV_HASHMAP_ARGS_MAX];
         uint8_t out[GV_HASHMAP_VAL_MAX];
@@ -632,6 +767,7 @@ void *gv_hashmap_local_find(gv_hashmap_t *map, const void *key)
 
     if (home_of(map, h) != map->rank)
         return NULL;
+    drain(map);
     e = probe(map, &map->t, key, tag_of(h), &found);
     return found ? e + map->koff_end : NULL;
 }
@@ -645,14 +781,16 @@ void *gv_hashmap_local_insert(gv_hashmap_t *map, const void *key,
 
     if (home_of(map, h) != map->rank)
         return NULL;
+    drain(map);
     e = find_or_add(map, key, tag_of(h), &created);
     if (map->vs > 0)
         memcpy(e + map->koff_end, val, map->vs);
     return e + map->koff_end;
 }
 
-int64_t gv_hashmap_local_size(const gv_hashmap_t *map)
+int64_t gv_hashmap_local_size(gv_hashmap_t *map)
 {
+    drain(map);
     return (int64_t)map->t.live;
 }
 
@@ -688,14 +826,22 @@ gv_status_t gv_hashmap_create(size_t key_size, size_t val_size,
                ((int64_t)cap * m->nranks < 2 * opts->capacity))
             cap *= 2;
     }
+    m->queued   = (key_size == 8) && (val_size <= 8);
     table_alloc(m, &m->t, cap);
     m->st.capacity = cap;
     status = gv__fw_add(m, FW_KIND_HASHMAP, &m->id);
+    if (status == GV_OK) {
+        /* The hook that applies queued operations (added once). */
+        status = gv_progress_hook_add(progress_hook, NULL);
+        if (status != GV_OK)
+            gv__fw_remove(m->id);
+    }
     if (status != GV_OK) {
         table_free(m, &m->t);
         free(m);
         return status;
     }
+    maps_alive++;
     /* No message reaches a rank before it has the map. */
     gv_coll_barrier();
     *map_p = m;
@@ -707,6 +853,15 @@ void gv_hashmap_destroy(gv_hashmap_t *map)
     if (map == NULL)
         return;
     gv_coll_barrier();
+    drain(map);
+    if (map->listed) {
+        gv_hashmap_t **pp = &pending;
+        while (*pp != map)
+            pp = &(*pp)->next_pending;
+        *pp = map->next_pending;
+    }
+    if (--maps_alive == 0)
+        (void)gv_progress_hook_remove(progress_hook, NULL);
     gv__fw_remove(map->id);
     table_free(map, &map->t);
     free(map);
@@ -739,9 +894,11 @@ static void forall_chunk(int64_t c, void *arg)
 gv_status_t gv_hashmap_forall(gv_hashmap_t *map, gv_hashmap_entry_fn_t body,
                               void *arg, gv_gce_t *gce)
 {
-    forall_t    fa = {map, map->t, body, arg};
+    forall_t    fa;
     gv_status_t status;
 
+    drain(map);
+    fa = (forall_t){map, map->t, body, arg};
     if (body == NULL) {
         fw_error("gv_hashmap_forall: NULL body");
         return GV_ERR_INVALID;
@@ -756,7 +913,7 @@ gv_status_t gv_hashmap_forall(gv_hashmap_t *map, gv_hashmap_entry_fn_t body,
 
 gv_status_t gv_hashmap_size(gv_hashmap_t *map, int64_t *n_p)
 {
-    int64_t     n = (int64_t)map->t.live;
+    int64_t     n = gv_hashmap_local_size(map);
     gv_status_t status = gv_allreduce(&n, 1, GV_INT64, GV_SUM);
 
     if (status == GV_OK)

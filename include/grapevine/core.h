@@ -208,6 +208,34 @@ void gv_abort(int code, const char *fmt, ...)
  *  ship aged buffers. Never blocks. @return number of events handled. */
 unsigned gv_progress(void);
 
+/**
+ * A progress hook: work a library owes at every poll, such as applying
+ * what its handlers queued so that they could overlap its memory misses.
+ * Runs at the end of every gv_progress() (and of every poll of a wait),
+ * after the handlers of what arrived, outside any handler, with the
+ * @a arg it was added with. It may send messages and call gv_progress()
+ * (a hook then runs nested in itself: make it safe for that), but must
+ * not wait for a reply or block. @return the number of events it handled
+ * (0 when it had nothing to do), which gv_progress() adds to its count.
+ */
+typedef unsigned (*gv_progress_hook_fn_t)(void *arg);
+
+/** Most progress hooks at a time (the runtime's own included). */
+#define GV_PROGRESS_HOOKS_MAX 16
+
+/**
+ * Run @a fn(@a arg) at every poll from now until gv_progress_hook_remove()
+ * or gv_finalize() (which removes every hook). Adding a pair (fn, arg)
+ * that is already there adds nothing. Not from inside a hook.
+ * @return GV_OK; GV_ERR_INVALID (@a fn NULL); GV_ERR_NO_RESOURCE
+ *         (GV_PROGRESS_HOOKS_MAX hooks already).
+ */
+gv_status_t gv_progress_hook_add(gv_progress_hook_fn_t fn, void *arg);
+
+/** Stop running the hook (@a fn, @a arg). Not from inside a hook.
+ *  @return GV_OK, or GV_ERR_NOT_FOUND if it was not added. */
+gv_status_t gv_progress_hook_remove(gv_progress_hook_fn_t fn, void *arg);
+
 /** Progress until @a done(arg) returns non-zero. Polls for GV_SPIN_US,
  *  then yields the core or blocks in the transport between polls. */
 void gv_wait(int (*done)(void *arg), void *arg);

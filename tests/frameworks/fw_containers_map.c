@@ -268,6 +268,69 @@ static void check_entry(gv_hashmap_t *m, const void *key, void *value,
     seen++;
 }
 
+/* Order: one flow per rank issues, per key, insert 5, combine 7, erase,
+ * combine k, combine 1 (and, for every third key, erase), async, then a
+ * blocking lookup of every seventh key at once; the lookup and the final
+ * contents must show each sequence applied in order. Maps of 8-byte keys
+ * and values queue these at the home and apply them later in groups: this
+ * checks that nothing overtakes (local and remote homes alike). */
+#define ORDER_KEYS 3000
+
+static void order_check(void)
+{
+    gv_hashmap_opts_t opts = {gv_hashmap_sum_i64, 0};
+    gv_hashmap_t     *m;
+    int64_t           k, v, five = 5, seven = 7, one = 1, n = 0, size;
+    int64_t           lo = gv_rank() * ORDER_KEYS, all;
+
+    MR_OK(gv_hashmap_create(8, 8, &opts, &m));
+    for (k = lo; k < lo + ORDER_KEYS; k++) {
+        MR_OK(gv_hashmap_insert_i64_async(m, k, &five, &gce));
+        MR_OK(gv_hashmap_combine_i64_async(m, k, &seven, &gce));
+        MR_OK(gv_hashmap_erase_i64_async(m, k, &gce));
+        MR_OK(gv_hashmap_combine_i64_async(m, k, &k, &gce));
+        MR_OK(gv_hashmap_combine_i64_async(m, k, &one, &gce));
+        if (k % 3 == 0)
+            MR_OK(gv_hashmap_erase_i64_async(m, k, &gce));
+        if (k % 7 == 0) {
+            gv_status_t st = gv_hashmap_lookup_i64(m, k, &v);
+            if (k % 3 == 0)
+                MR_CHECK(st == GV_ERR_NOT_FOUND, "key %lld: lookup after "
+                         "its erase returned %s", (long long)k,
+                         gv_status_str(st));
+            else
+                MR_CHECK((st == GV_OK) && (v == k + 1), "key %lld: lookup "
+                         "returned %s, value %lld, expected %lld",
+                         (long long)k, gv_status_str(st), (long long)v,
+                         (long long)(k + 1));
+        }
+    }
+    MR_OK(gv_gce_wait(&gce));
+    gv_coll_barrier();
+    all = ORDER_KEYS * gv_nranks();
+    for (k = 0; k < all; k++) {
+        int64_t *p;
+        if (gv_hashmap_home_i64(m, k) != gv_rank())
+            continue;
+        p = gv_hashmap_local_find(m, &k);
+        if (k % 3 == 0) {
+            MR_CHECK(p == NULL, "key %lld should have been erased",
+                     (long long)k);
+        } else {
+            MR_CHECK((p != NULL) && (*p == k + 1), "key %lld holds %lld, "
+                     "expected %lld", (long long)k,
+                     (long long)((p != NULL) ? *p : -1), (long long)(k + 1));
+            n++;
+        }
+    }
+    MR_OK(gv_allreduce(&n, 1, GV_INT64, GV_SUM));
+    MR_OK(gv_hashmap_size(m, &size));
+    MR_CHECK((n == size) && (size == all - (all + 2) / 3), "%lld entries "
+             "found, size %lld, expected %lld", (long long)n,
+             (long long)size, (long long)(all - (all + 2) / 3));
+    gv_hashmap_destroy(m);
+}
+
 static void run(void *arg)
 {
     gv_hashmap_opts_t  opts = {o.vs ? sum_words : NULL, 0};
@@ -308,9 +371,10 @@ static void run(void *arg)
     resized = (int64_t)st.resizes;
     MR_OK(gv_allreduce(&resized, 1, GV_INT64, GV_SUM));
     MR_CHECK((want < 1000) || (resized > 0), "tables never grew");
+    gv_hashmap_destroy(map);
+    order_check();
     if (gv_rank() == 0)
         gv_gce_destroy(&gce);
-    gv_hashmap_destroy(map);
     if (gv_rank() == 0)
         printf("ok: %lld keys, %lld workers, key %zu value %zu bytes, %lld "
                "resizes\n", (long long)want, (long long)o.workers, o.ks, o.vs,

@@ -6,7 +6,12 @@
  * (gv_hashmap_home); each rank keeps its keys in its own open-addressing
  * table in local memory, which doubles when it fills, on that rank alone:
  * the map grows without a global stop. Every operation on a key runs at
- * its home, inside message handling, one at a time: atomic without locks.
+ * its home, one at a time: atomic without locks. In maps of 8-byte keys
+ * and values of at most 8 bytes, asynchronous inserts, combines and
+ * erases wait at the home in a short queue (at most 64 per map) and are
+ * applied in groups, in the order they arrived, at the latest at the end
+ * of that rank's progress poll, so that their cache misses overlap;
+ * everything that reads or changes the table applies the queue first.
  *
  * Operations travel as small active messages that the aggregator packs
  * into few transport messages; the aggregator's credits bound what is in
@@ -179,7 +184,7 @@ void *gv_hashmap_local_find(gv_hashmap_t *map, const void *key);
 void *gv_hashmap_local_insert(gv_hashmap_t *map, const void *key,
                               const void *val);
 /** Entries in this rank's table. */
-int64_t gv_hashmap_local_size(const gv_hashmap_t *map);
+int64_t gv_hashmap_local_size(gv_hashmap_t *map);
 
 /* ---- collective ------------------------------------------------------------ */
 
