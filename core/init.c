@@ -7,6 +7,7 @@
 #include "transports/transport.h"
 #include "aggregator/am_internal.h"
 #include "aggregator/rma_internal.h"
+#include "aggregator/team_internal.h"
 #include "tasking/task_internal.h"
 #include "dsm/dsm_internal.h"
 
@@ -357,6 +358,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     status     = gv__am_start(tl);
     if (status != GV_OK)
         goto err_tl;
+    gv__team_init();
     heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;
     gv__monitor_start();
@@ -400,6 +402,7 @@ void gv_finalize(void)
     gv__monitor_stop();
     gv__boot_barrier(gv__ctx.boot);
     gv__rma_fini();
+    gv__team_fini();
     gv__tl_close(gv__ctx.tl);
     gv__ctx.tl = NULL;
     gv__am_fini();

@@ -5,6 +5,7 @@
 #include <grapevine/core.h>
 #include <grapevine/am.h>
 #include <grapevine/rma.h>
+#include <grapevine/team.h>
 #include <grapevine/task.h>
 #include <grapevine/dsm.h>
 

@@ -54,6 +54,7 @@
 
 #include <grapevine/core.h>
 #include <grapevine/task.h>
+#include <grapevine/team.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -300,9 +301,8 @@ void gv_dsm_stats(gv_dsm_stats_t *stats_p);
 /* Every rank calls a collective, in the same order, from one worker (or
  * the main flow) at a time; the caller is suspended, not spinning. */
 
-/** Element types and operations of gv_allreduce(). */
-typedef enum { GV_INT64, GV_UINT64, GV_DOUBLE } gv_dtype_t;
-typedef enum { GV_SUM, GV_MIN, GV_MAX } gv_redop_t;
+/* Element types and operations of gv_allreduce(): gv_dtype_t and
+ * gv_redop_t, from grapevine/team.h. */
 
 /** Synchronise every rank. Not a quiescence barrier: asynchronous
  *  delegates still in flight are the business of gv_gce_wait(). */
