@@ -788,6 +788,11 @@ gv_status_t gv_delegate_fetch_add_async(gv_gaddr_t a, int64_t v,
     return issue(&q, NULL, NULL, 0, NULL, f, 0);
 }
 
+int gv_dsm_amo_native(void)
+{
+    return D.native;
+}
+
 /* ---- setup ------------------------------------------------------------------- */
 
 void gv__delegate_init(void)

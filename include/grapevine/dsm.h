@@ -295,6 +295,15 @@ typedef struct gv_dsm_stats {
 
 void gv_dsm_stats(gv_dsm_stats_t *stats_p);
 
+/**
+ * @return non-zero if this job runs with GV_AMO=native: delegates on heap
+ * words use the transport's remote atomics, and gv_amo64() is available on
+ * every rank. A framework that offers both forms of an update (aggregated
+ * messages, or one remote atomic per word) follows this choice, so that
+ * one variable switches a whole application. Valid after gv_init().
+ */
+int gv_dsm_amo_native(void);
+
 /* ------------------------------------------------------------------------ */
 /* Collectives for workers                                                   */
 

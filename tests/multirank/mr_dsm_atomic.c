@@ -155,6 +155,10 @@ int main(int argc, char **argv)
                         NULL));
     }
     MR_OK(gv_coll_barrier());
+    MR_CHECK(!gv_dsm_amo_native() == !(gv__env.AMO == GV_AMO_NATIVE),
+             "gv_dsm_amo_native() says %d, GV_AMO is %s",
+             gv_dsm_amo_native(),
+             (gv__env.AMO == GV_AMO_NATIVE) ? "native" : "am");
     errs = my_errors;
     MR_OK(gv_allreduce(&errs, 1, GV_UINT64, GV_SUM));
     MR_CHECK(errs == 0, "%llu errors over all ranks", (unsigned long long)errs);

@@ -1,0 +1,261 @@
+/* Grapevine frameworks: the vertex-centric graph engine (GraphLab's
+ * gather-apply-scatter model, as Grappa runs it on a DSM) and its
+ * applications: PageRank, BFS, connected components, SSSP, and the
+ * Graph500 BFS written natively with Beamer's direction optimisation.
+ * SPDX-License-Identifier: BSD-3-Clause
+ *
+ * Model. A vertex program is a struct of callbacks over a gv_graph_t
+ * (grapevine/fw/graph.h). The engine runs synchronous supersteps:
+ *
+ *   gather   every vertex with a gather direction contributes one value
+ *            (gather()) along its edges, changed per edge by edge(); the
+ *            values reaching a vertex are combined with the program's sum
+ *            into its accumulator. "In" gathers the in-neighbours' values
+ *            (contributed along out-edges); "out" the out-neighbours'
+ *            (along in-edges: the graph needs GV_GRAPH_IN_EDGES).
+ *            With delta caching, gather runs in the first superstep only:
+ *            afterwards a vertex's accumulator is kept and scatters add to
+ *            it (GraphLab's delta caching, as the Grappa paper ran
+ *            PageRank).
+ *   apply    every active vertex: apply(state, accumulator) updates the
+ *            state and says whether the vertex scatters.
+ *   scatter  scatter() gives one message value, sent along the scatter
+ *            direction's edges (changed per edge by edge()); messages to
+ *            one vertex are combined with sum; a vertex that receives one
+ *            is active in the next superstep and gets the combined value
+ *            as its accumulator (added to the cached one with delta
+ *            caching).
+ *
+ * The run stops when no vertex is active, or after max_supersteps.
+ *
+ * Where the work happens. Vertices live where the graph placed them
+ * (hashed by default). A rank runs the callbacks of its own vertices on
+ * plain memory, and combines at the sender: values bound for a vertex of
+ * another rank are summed into one slot per remote vertex (a "ghost"),
+ * so a superstep sends each remote vertex at most one value per rank.
+ * The ghosts then go to their owners as aggregated delegate operations:
+ * batches of (vertex, value) applied by the owner with the program's sum
+ * (active messages), or, when the job runs with GV_AMO=native and the sum
+ * is a built-in word operation, one transport remote atomic per ghost
+ * (an add, or a compare-and-swap loop for min and floating-point add)
+ * on the owner's accumulator word in the symmetric heap.
+ *
+ * Values are one 64-bit word (gv_vx_word_t). Collective: gv_vx_run()
+ * and every application below are called by every rank, in the same
+ * order, from the function given to gv_run_all().
+ */
+#ifndef GRAPEVINE_FW_VERTEX_H
+#define GRAPEVINE_FW_VERTEX_H
+
+#include <grapevine.h>
+#include <grapevine/fw/graph.h>
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A value of a gather, a message or an accumulator. */
+typedef union gv_vx_word {
+    double   f;
+    int64_t  i;
+    uint64_t u;
+} gv_vx_word_t;
+
+/** Edge directions of gather and scatter. */
+typedef enum {
+    GV_VX_NONE = 0,
+    GV_VX_IN   = 1, /**< in-edges (in-neighbours)                      */
+    GV_VX_OUT  = 2, /**< out-edges (out-neighbours)                    */
+    GV_VX_BOTH = 3,
+} gv_vx_dir_t;
+
+/** How values are combined (the program's sum). The built-in ones are
+ *  plain word operations and may use native remote atomics. */
+typedef enum {
+    GV_VX_SUM_F64 = 0, /**< double +, identity 0.0                     */
+    GV_VX_MIN_I64 = 1, /**< signed min, identity INT64_MAX              */
+    GV_VX_MIN_F64 = 2, /**< min of non-negative doubles, identity +inf  */
+    GV_VX_CUSTOM  = 3, /**< the program's sum(); identity given          */
+} gv_vx_op_t;
+
+/** A vertex program. Callbacks get the graph, the vertex's local index
+ *  @a i (its global id is gv_graph_global(g, i)), its state, and the run's
+ *  argument. NULL callbacks: see each. */
+typedef struct gv_vx_program {
+    size_t      state_size;    /**< bytes of per-vertex state (may be 0) */
+    gv_vx_dir_t gather_dir;
+    gv_vx_dir_t scatter_dir;
+    gv_vx_op_t  op;
+    /** GV_VX_CUSTOM: combine two values (associative, commutative). */
+    gv_vx_word_t (*sum)(gv_vx_word_t a, gv_vx_word_t b);
+    gv_vx_word_t identity;     /**< GV_VX_CUSTOM: the identity of sum()  */
+    int delta_caching;         /**< gather once, then scatters add       */
+    /** Initialise the state; return non-zero if the vertex is active in
+     *  the first superstep. NULL: state zeroed, every vertex active. */
+    int (*init)(const gv_graph_t *g, int64_t i, void *state, void *arg);
+    /** The value vertex i contributes to its neighbours' gathers; return
+     *  0 to contribute nothing. */
+    int (*gather)(const gv_graph_t *g, int64_t i, const void *state,
+                  gv_vx_word_t *value_p, void *arg);
+    /** Per-edge change of a gathered or scattered value (weight @a w, 1.0
+     *  on an unweighted graph). NULL: the value as it is. */
+    gv_vx_word_t (*edge)(gv_vx_word_t value, float w, void *arg);
+    /** Update an active vertex. @a has_acc is 0 when nothing was gathered
+     *  or received (then @a acc is the identity). Return non-zero to
+     *  scatter. Required. */
+    int (*apply)(const gv_graph_t *g, int64_t i, void *state,
+                 gv_vx_word_t acc, int has_acc, void *arg);
+    /** The message vertex i sends along its scatter edges; return 0 to
+     *  send none. NULL with a scatter direction: an error. */
+    int (*scatter)(const gv_graph_t *g, int64_t i, const void *state,
+                   gv_vx_word_t *msg_p, void *arg);
+} gv_vx_program_t;
+
+/** What one superstep did, summed over the ranks (seconds: rank 0's). */
+typedef struct gv_vx_step {
+    int64_t  active;      /**< vertices applied (BFS500: the frontier)    */
+    int      bottom_up;   /**< BFS500: this level searched bottom-up      */
+    int64_t  scattered;   /**< vertices that scattered                    */
+    int64_t  edges;       /**< edges traversed by gather and scatter      */
+    int64_t  remote;      /**< values sent to other ranks (after combining) */
+    uint64_t msgs;        /**< active messages sent (gv_am_stats)         */
+    uint64_t bytes;       /**< their payload bytes                        */
+    double   gather_s;    /**< gather, with its exchange                */
+    double   apply_s;     /**< apply and the local part of the scatter  */
+    double   exchange_s;  /**< the scatter's remote updates, to quiescence */
+    double   seconds;     /**< the whole superstep                       */
+} gv_vx_step_t;
+
+/** Statistics of a run (filled by gv_vx_run and the applications). */
+typedef struct gv_vx_stats {
+    int           steps;      /**< supersteps (or BFS levels) run        */
+    int           native;     /**< remote updates used native atomics    */
+    double        seconds;    /**< the run, setup included               */
+    double        setup_s;    /**< the engine's setup (ghost tables)      */
+    gv_vx_step_t *step;       /**< [steps], malloc'ed; gv_vx_stats_free() */
+} gv_vx_stats_t;
+
+void gv_vx_stats_free(gv_vx_stats_t *st);
+
+/** Print one line per superstep of @a st on @a f (rank 0 only prints). */
+void gv_vx_stats_print(const gv_vx_stats_t *st, FILE *f);
+
+/** Options of gv_vx_run(). */
+typedef struct gv_vx_opts {
+    int   max_supersteps; /**< 0: until no vertex is active              */
+    void *arg;            /**< given to every callback                   */
+    int   verbose;        /**< print each superstep on rank 0's stderr    */
+    /** Called on every rank after each superstep (collective calls
+     *  allowed: every rank calls it at the same point); return non-zero to
+     *  stop the run there (a global convergence test). May be NULL. */
+    int (*after_step)(int step, void *arg);
+} gv_vx_opts_t;
+
+/**
+ * Collective: run @a prog on @a g. @a state (nlocal * state_size bytes of
+ * this rank, caller-allocated) holds the local vertices' states in local
+ * index order; it is initialised by init() and holds the result.
+ * @param [out] stats_p  may be NULL; else free with gv_vx_stats_free().
+ * @return GV_OK; GV_ERR_INVALID (a bad program: missing callback, a
+ *         direction the graph lacks; logged); GV_ERR_NO_MEMORY;
+ *         what the runtime returned.
+ */
+gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
+                      void *state, const gv_vx_opts_t *opts,
+                      gv_vx_stats_t *stats_p);
+
+/* ------------------------------------------------------------------------ */
+/* Applications (one file each). Results are per local vertex, in local
+ * index order; the graph must be built as each says. All collective.     */
+
+/**
+ * Collective: the vertex with the most distinct undirected neighbours, the
+ * smallest id on ties (the default root of BFS and SSSP). On a graph
+ * built with GV_GRAPH_SYMMETRIZE | GV_GRAPH_DEDUP this is the out-degree;
+ * otherwise the graph needs in-edges (it counts |out(v) u in(v) - {v}|).
+ * @return GV_OK, GV_ERR_INVALID (neither; or an empty graph).
+ */
+gv_status_t gv_vx_root_maxdeg(const gv_graph_t *g, int64_t *root_p);
+
+/**
+ * PageRank with GraphLab's definition on a directed graph
+ * (GV_GRAPH_DIRECTED_SIMPLE): rank = 0.15 + 0.85 * sum over in-neighbours
+ * u of rank(u) / outdeg(u), from 1.0, synchronous sweeps, vertices with no
+ * out-edges distributing nothing; delta caching (every vertex scatters
+ * its change every sweep, so the sweeps are exactly synchronous). At most
+ * @a iters sweeps (0: no limit); with @a tol > 0 the run stops after the
+ * first sweep whose largest change |new - old| is below @a tol.
+ * @param [out] iters_p  sweeps done; may be NULL.
+ * @param [out] rank  [nlocal]
+ */
+gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
+                           double *rank, int *iters_p,
+                           const gv_vx_opts_t *opts,
+                           gv_vx_stats_t *stats_p);
+
+/**
+ * BFS from @a root on an undirected graph (GV_GRAPH_UNDIRECTED_SIMPLE):
+ * level (-1: not reached) and parent (-1: not reached; the root is its own
+ * parent) of every local vertex, through the engine (level-synchronous;
+ * the parent is the smallest-id neighbour of the previous level).
+ */
+gv_status_t gv_vx_bfs(const gv_graph_t *g, int64_t root, int64_t *parent,
+                      int64_t *level, const gv_vx_opts_t *opts,
+                      gv_vx_stats_t *stats_p);
+
+/**
+ * Connected components by label propagation through the engine, on an
+ * undirected graph: @a label of each vertex is the smallest vertex id of
+ * its component.
+ */
+gv_status_t gv_vx_cc(const gv_graph_t *g, int64_t *label,
+                     const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+
+/**
+ * Single-source shortest paths by Bellman-Ford-style relaxation through
+ * the engine (only vertices whose distance fell scatter), on a directed
+ * graph with float weights (weight 1 if unweighted). @a dist is +inf for
+ * vertices not reached. Weights must be non-negative (GV_ERR_INVALID).
+ */
+gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double *dist,
+                       const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+
+/* ------------------------------------------------------------------------ */
+/* The Graph500 BFS, written natively on the graph (not through the engine) */
+
+/**
+ * Direction-optimising BFS (Beamer): top-down steps push the frontier's
+ * edges (remote discoveries combined per target and sent in batches),
+ * bottom-up steps let unvisited vertices look for a parent in the frontier
+ * (a bitmap of all vertices shared by every rank), switching to bottom-up
+ * when the frontier's edges exceed the unexplored edges / 14 and back when
+ * the frontier falls below nverts / 24. On an undirected graph.
+ * @param [out] parent  [nlocal] parent id, root's parent the root, -1 not
+ *                      reached. stats_p->step[k] is level k.
+ */
+gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
+                      const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+
+/**
+ * The Graph500 specification's validation of a BFS parent tree on the
+ * undirected graph @a g: (1) the tree has no cycles and reaches the root;
+ * (2) tree edges join vertices whose levels differ by one; (3) every edge
+ * joins vertices whose levels differ by at most one, or two unreached
+ * ones; (4) the tree spans the root's component (follows from 3);
+ * (5) every vertex and its parent are joined by an edge.
+ * @param [out] edges_p  undirected edges inside the component (for TEPS);
+ *                       may be NULL.
+ * @param [out] depth_p  the largest level; may be NULL.
+ * @return GV_OK if valid; GV_ERR_INVALID naming the first failed check on
+ *         rank 0's stderr.
+ */
+gv_status_t gv_bfs500_validate(const gv_graph_t *g, int64_t root,
+                               const int64_t *parent, int64_t *edges_p,
+                               int64_t *depth_p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
