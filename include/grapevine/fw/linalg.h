@@ -270,6 +270,10 @@ gv_status_t gv_la_run(const gv_la_matrix_t *A, const gv_la_program_t *prog,
  *  id on ties, of the edges of @a el (built here as an undirected simple
  *  pattern). @return GV_OK, GV_ERR_INVALID (no vertex). */
 gv_status_t gv_la_root_maxdeg(gv_edgelist_t *el, int64_t *root_p);
+/** The same from a matrix built GV_GRAPH_UNDIRECTED_SIMPLE (its row
+ *  counts); GV_ERR_INVALID for another matrix or no vertex. */
+gv_status_t gv_la_matrix_root_maxdeg(const gv_la_matrix_t *A,
+                                     int64_t *root_p);
 
 /** PageRank on A built GV_GRAPH_DIRECTED_SIMPLE: at most @a iters sweeps
  *  (0: no limit), stopping after a sweep whose largest change is below
