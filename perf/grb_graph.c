@@ -55,6 +55,7 @@ typedef struct {
     int64_t     root;     /* -1: maxdeg */
     int         iters;
     double      tol;
+    int         burble;
 } opts_t;
 
 typedef struct {
@@ -101,11 +102,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: grb_graph pagerank|bfs|cc|sssp --input FILE.el [--weights FILE.w]\n"
             "                 --nthreads T [--vertices N] [--root maxdeg|N] [--iters N]\n"
-            "                 [--tol X] [--output FILE]\n"
+            "                 [--tol X] [--output FILE] [--burble]\n"
             "  FILE.el: little-endian uint64 pairs (src, dst); FILE.w: one float32 per\n"
             "  edge (sssp; without it every weight is 1). Vertices: max id + 1 unless\n"
             "  --vertices. PageRank: --iters sweeps (default %d), or until the largest\n"
-            "  change is below --tol (default 0: all sweeps).\n",
+            "  change is below --tol (default 0: all sweeps). --burble: GraphBLAS\n"
+            "  reports each operation and its method (GxB_BURBLE).\n",
             DEFAULT_ITERS);
 }
 
@@ -140,6 +142,10 @@ static void parse(int argc, char **argv, opts_t *o)
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = (i + 1 < argc) ? argv[i + 1] : NULL;
 
+        if (strcmp(a, "--burble") == 0) {
+            o->burble = 1;
+            continue;
+        }
         if (v == NULL)
             die("option '%s' needs a value (or is unknown; see --help)", a);
         i++;
@@ -309,11 +315,19 @@ static GrB_Matrix symmetrize(GrB_Matrix A, int64_t n)
     return S;
 }
 
-/* The vertex with the most distinct neighbours in S, the smallest id on
- * ties. */
-static int64_t maxdeg_root(GrB_Matrix S, int64_t n)
+/* d(v) = the number of distinct neighbours of v in S (absent when 0). */
+static GrB_Vector degrees(GrB_Matrix S, int64_t n)
 {
     GrB_Vector d;
+
+    TRY(GrB_Vector_new(&d, GrB_INT64, (GrB_Index)n));
+    TRY(GrB_Matrix_reduce_Monoid(d, NULL, NULL, GrB_PLUS_MONOID_INT64, S, NULL));
+    return d;
+}
+
+/* The vertex of largest degree, the smallest id on ties. */
+static int64_t maxdeg_root(GrB_Vector d, int64_t n)
+{
     GrB_Index  nv = (GrB_Index)n;
     GrB_Index *I = malloc(((size_t)n + 1) * sizeof(*I));
     int64_t   *X = malloc(((size_t)n + 1) * sizeof(*X));
@@ -321,17 +335,13 @@ static int64_t maxdeg_root(GrB_Matrix S, int64_t n)
 
     if ((I == NULL) || (X == NULL))
         die("out of memory");
-    TRY(GrB_Vector_new(&d, GrB_INT64, (GrB_Index)n));
-    TRY(GrB_Matrix_reduce_Monoid(d, NULL, NULL, GrB_PLUS_MONOID_INT64, S, NULL));
     TRY(GrB_Vector_extractTuples_INT64(I, X, &nv, d));
-    /* Vertices without neighbours are absent from d (degree 0). */
     for (GrB_Index k = 0; k < nv; k++) {
         if ((X[k] > bestdeg) || ((X[k] == bestdeg) && ((int64_t)I[k] < best))) {
             best = (int64_t)I[k];
             bestdeg = X[k];
         }
     }
-    GrB_free(&d);
     free(I);
     free(X);
     return best;
@@ -475,37 +485,47 @@ static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
 static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
 {
     double     t0 = now(), t1, t2;
-    int64_t    n = el->n, root, level = 0, nq = 1, nvisited = 1, reached = 0, depth = 0;
-    int64_t   *lv, *pa;
+    int64_t    n = el->n, root, level = 0, nq = 1, nq_prev = 0, reached = 0, depth = 0;
+    int64_t   *lv, *pa, mf, mu;
     GrB_Matrix A = build_pattern(el), S = symmetrize(A, n);
-    GrB_Vector q, pi, lvl;
+    GrB_Vector q, pi, lvl, deg, qdeg;
     GrB_Index  nnz;
     bool       push = true;
 
     GrB_free(&A);
-    root = (o->root >= 0) ? o->root : maxdeg_root(S, n);
+    deg = degrees(S, n);
+    root = (o->root >= 0) ? o->root : maxdeg_root(deg, n);
     if (root >= n)
         die("--root %" PRId64 ": not a vertex (0..%" PRId64 ")", root, n - 1);
     TRY(GrB_Matrix_nvals(&nnz, S));
     TRY(GrB_Matrix_wait(S, GrB_MATERIALIZE));
+    TRY(GrB_Vector_wait(deg, GrB_MATERIALIZE));
     t1 = now();
 
     TRY(GrB_Vector_new(&q, GrB_INT64, (GrB_Index)n));
     TRY(GrB_Vector_new(&pi, GrB_INT64, (GrB_Index)n));
     TRY(GrB_Vector_new(&lvl, GrB_INT64, (GrB_Index)n));
+    TRY(GrB_Vector_new(&qdeg, GrB_INT64, (GrB_Index)n));
     TRY(GxB_Vector_Option_set(pi, GxB_SPARSITY_CONTROL, GxB_BITMAP));
     TRY(GrB_Vector_setElement_INT64(q, root, (GrB_Index)root));
     TRY(GrB_Vector_setElement_INT64(pi, root, (GrB_Index)root));
     TRY(GrB_Vector_setElement_INT64(lvl, 0, (GrB_Index)root));
+    /* Beamer's rule: mf, the edges out of the frontier; mu, the edges out
+     * of unvisited vertices. */
+    mf = 0;
+    TRY(GrB_Vector_extractElement_INT64(&mf, deg, (GrB_Index)root));
+    mu = (int64_t)nnz - mf;
     for (;;) {
-        int64_t last = nq;
-        /* Beamer's rule with the average degree for the edge counts:
-         * pull once the frontier's edges exceed 1/14 of the unexplored
-         * edges while it grows; push again once it is below n / 24 while
-         * it shrinks. */
         GrB_Index nqv;
 
         level++;
+        /* Pull once the frontier's edges exceed 1/14 of the unexplored
+         * ones; push again once the frontier shrinks below n / 24. */
+        if (push && (mf > mu / 14))
+            push = false;
+        else if (!push && (nq < nq_prev) && (nq * 24 < n))
+            push = true;
+        nq_prev = nq;
         if (push) {
             TRY(GxB_Vector_Option_set(q, GxB_SPARSITY_CONTROL, GxB_SPARSE));
             /* q'(j) = any parent i in the frontier, over unvisited j. */
@@ -520,13 +540,12 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
         if (nq == 0)
             break;
         depth = level;
-        nvisited += nq;
         TRY(GrB_Vector_assign(pi, q, NULL, q, GrB_ALL, (GrB_Index)n, GrB_DESC_S));
         TRY(GrB_Vector_assign_INT64(lvl, q, NULL, level, GrB_ALL, (GrB_Index)n, GrB_DESC_S));
-        if (push && (nq > last) && (nq * 14 > n - nvisited))
-            push = false;
-        else if (!push && (nq < last) && (nq * 24 < n))
-            push = true;
+        TRY(GrB_Vector_eWiseMult_BinaryOp(qdeg, NULL, NULL, GrB_SECOND_INT64, q, deg, NULL));
+        mf = 0;
+        TRY(GrB_Vector_reduce_INT64(&mf, NULL, GrB_PLUS_MONOID_INT64, qdeg, NULL));
+        mu -= mf;
     }
     TRY(GrB_Vector_wait(pi, GrB_MATERIALIZE));
     TRY(GrB_Vector_wait(lvl, GrB_MATERIALIZE));
@@ -547,6 +566,8 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
     GrB_free(&q);
     GrB_free(&pi);
     GrB_free(&lvl);
+    GrB_free(&deg);
+    GrB_free(&qdeg);
 }
 
 /* ----------------------------------------------------------------- CC */
@@ -648,7 +669,7 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     double     t0 = now(), t1, t2, sumdist = 0.0, *dist;
     int64_t    n = el->n, root, reached = 0, it = 0;
     GrB_Matrix A = build_weighted(el), P, S;
-    GrB_Vector d, fr, t, better;
+    GrB_Vector d, fr, t, better, deg;
     GrB_Index  nf = 1;
 
     if (o->root >= 0) {
@@ -656,8 +677,10 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     } else {
         P = build_pattern(el);
         S = symmetrize(P, n);
-        root = maxdeg_root(S, n);
         GrB_free(&P);
+        deg = degrees(S, n);
+        root = maxdeg_root(deg, n);
+        GrB_free(&deg);
         GrB_free(&S);
     }
     if (root >= n)
@@ -718,6 +741,7 @@ int main(int argc, char **argv)
     parse(argc, argv, &o);
     TRY(GrB_init(GrB_NONBLOCKING));
     TRY(GxB_Global_Option_set(GxB_NTHREADS, o.nthreads));
+    TRY(GxB_Global_Option_set(GxB_BURBLE, (bool)o.burble));
     t0 = now();
     load(&o, &el);
     load_s = now() - t0;

@@ -655,6 +655,7 @@ static void run(void *arg)
         go.flags |= GV_GRAPH_IN_EDGES; /* for the undirected degree */
     rc = gv_graph_build(&el, &go, &g);
     check(rc, "building the graph");
+    check(gv_vx_attach(&g), "preparing the graph for the engine");
     check(gv_coll_barrier(), "a barrier");
     build_s = gv_wtime() - t0;
     if (O.app == APP_BFS500) {
@@ -714,6 +715,7 @@ static void run(void *arg)
     }
     if (gv_rank() == 0)
         fflush(stdout);
+    gv_vx_detach(&g);
     gv_graph_destroy(&g);
     gv_edgelist_free(&el);
 }

@@ -256,6 +256,7 @@ gv_status_t gv_graph_build(gv_edgelist_t *el, const gv_graph_opts_t *opts,
     gv_status_t  status;
     int64_t     *a = NULL, *b = NULL, i, k, n = 0, cap;
     float       *w = NULL;
+    gv__perm_t   hperm;
 
     if (opts == NULL)
         opts = &defaults;
@@ -302,11 +303,10 @@ gv_status_t gv_graph_build(gv_edgelist_t *el, const gv_graph_opts_t *opts,
     status = gv__gerr_agree(&err);
     if (status != GV_OK)
         goto err;
+    gv__perm_init(&hperm, g.nverts, GV__GRAPH_HASH_KEY);
     for (i = 0; i < g.nlocal; i++)
         g.local_ids[i] = (g.placement == GV_GRAPH_BLOCK) ?
-            g.lo + i :
-            gv__graph_unperm_keyed(i * g.nranks + g.rank, g.nverts,
-                                   g.hash_bits, GV__GRAPH_HASH_KEY);
+            g.lo + i : gv__perm_bwd(&hperm, i * g.nranks + g.rank);
 
     /* The edges this rank sends, after the options. */
     for (k = 0; k < el->n; k++) {

@@ -334,20 +334,29 @@ int gv__graph_bits(int64_t n)
     return k;
 }
 
-static uint64_t rkey(uint64_t key, int r, uint64_t mask)
+/* The round keys of GV__GRAPH_HASH_KEY, as gv__perm_init computes them. */
+static const uint64_t hash_rk[PERM_ROUNDS] = {
+    0x492b8d6066c09227ull, 0xf6da127e16691aa9ull, 0xe4e9b199745fddccull};
+
+void gv__perm_init(gv__perm_t *p, int64_t n, uint64_t key)
 {
-    return gv__graph_mix64(key + (uint64_t)r * 0x632be59bd9b4e019ull) & mask;
+    int r;
+
+    p->n    = n;
+    p->bits = gv__graph_bits(n);
+    for (r = 0; r < PERM_ROUNDS; r++)
+        p->rk[r] = gv__graph_mix64(key + (uint64_t)r * 0x632be59bd9b4e019ull);
 }
 
 /* One bijection of 0..2^k-1: per round, xor a key, multiply by an odd
  * number, xorshift by s >= k/2 (which is then its own inverse). */
-static uint64_t fwd(uint64_t x, int k, uint64_t key)
+static inline uint64_t fwd(uint64_t x, int k, const uint64_t *rk)
 {
-    uint64_t mask = (k == 64) ? ~0ull : ((1ull << k) - 1);
+    uint64_t mask = (1ull << k) - 1;
     int      s = (k + 1) / 2, r;
 
     for (r = 0; r < PERM_ROUNDS; r++) {
-        x ^= rkey(key, r, mask);
+        x ^= rk[r] & mask;
         x  = (x * PERM_MUL) & mask;
         x ^= x >> s;
     }
@@ -364,44 +373,52 @@ static uint64_t inv_mul(void)
     return inv;
 }
 
-static uint64_t bwd(uint64_t x, int k, uint64_t key)
+static uint64_t bwd(uint64_t x, int k, const uint64_t *rk)
 {
-    uint64_t mask = (k == 64) ? ~0ull : ((1ull << k) - 1), im = inv_mul();
+    uint64_t mask = (1ull << k) - 1, im = inv_mul();
     int      s = (k + 1) / 2, r;
 
     for (r = PERM_ROUNDS - 1; r >= 0; r--) {
         x ^= x >> s;
         x  = (x * im) & mask;
-        x ^= rkey(key, r, mask);
+        x ^= rk[r] & mask;
     }
     return x;
 }
 
-int64_t gv__graph_perm_keyed(int64_t v, int64_t n, int bits, uint64_t key)
+/* Cycle-walking: apply the bijection of 0..2^bits-1 until the value falls
+ * in 0..n-1 (at most a few times: 2^bits < 2n). */
+static inline int64_t walk_fwd(int64_t v, int64_t n, int bits,
+                               const uint64_t *rk)
 {
     uint64_t x = (uint64_t)v;
 
     if (n <= 1)
         return v;
     do
-        x = fwd(x, bits, key);
+        x = fwd(x, bits, rk);
     while (x >= (uint64_t)n);
     return (int64_t)x;
 }
 
-int64_t gv__graph_unperm_keyed(int64_t p, int64_t n, int bits, uint64_t key)
+int64_t gv__perm_fwd(const gv__perm_t *p, int64_t v)
 {
-    uint64_t x = (uint64_t)p;
+    return walk_fwd(v, p->n, p->bits, p->rk);
+}
 
-    if (n <= 1)
-        return p;
+int64_t gv__perm_bwd(const gv__perm_t *p, int64_t v)
+{
+    uint64_t x = (uint64_t)v;
+
+    if (p->n <= 1)
+        return v;
     do
-        x = bwd(x, bits, key);
-    while (x >= (uint64_t)n);
+        x = bwd(x, p->bits, p->rk);
+    while (x >= (uint64_t)p->n);
     return (int64_t)x;
 }
 
 int64_t gv__graph_perm(int64_t v, int64_t nverts, int bits)
 {
-    return gv__graph_perm_keyed(v, nverts, bits, GV__GRAPH_HASH_KEY);
+    return walk_fwd(v, nverts, bits, hash_rk);
 }

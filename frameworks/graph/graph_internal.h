@@ -42,9 +42,16 @@ gv_status_t gv__graph_allgather64(int64_t mine, int64_t *all);
 
 /* A keyed bijection of 0..n-1 (cycle-walking over 0..2^bits-1, bits the
  * smallest with 2^bits >= n) and its inverse. */
+typedef struct {
+    uint64_t rk[3]; /* round keys */
+    int64_t  n;
+    int      bits;
+} gv__perm_t;
+
 int     gv__graph_bits(int64_t n);
-int64_t gv__graph_perm_keyed(int64_t v, int64_t n, int bits, uint64_t key);
-int64_t gv__graph_unperm_keyed(int64_t p, int64_t n, int bits, uint64_t key);
+void    gv__perm_init(gv__perm_t *p, int64_t n, uint64_t key);
+int64_t gv__perm_fwd(const gv__perm_t *p, int64_t v);
+int64_t gv__perm_bwd(const gv__perm_t *p, int64_t v);
 
 /* The key of hashed placement (fixed: placement depends only on n). */
 #define GV__GRAPH_HASH_KEY 0x6a09e667f3bcc908ull

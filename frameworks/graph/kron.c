@@ -67,8 +67,8 @@ gv_status_t gv_kron_generate(const gv_kron_opts_t *opts,
     gv__gerr_t    err;
     gv_status_t   status;
     int64_t       nv, m = 0, lo, hi, k;
-    int           P = gv_nranks(), me = gv_rank(), vbits, ebits;
-    uint64_t      vkey, ekey;
+    int           P = gv_nranks(), me = gv_rank();
+    gv__perm_t    vperm, eperm;
 
     gv__gerr_init(&err);
     if ((opts == NULL) || (el_p == NULL))
@@ -110,16 +110,14 @@ gv_status_t gv_kron_generate(const gv_kron_opts_t *opts,
         return status;
     }
 
-    vbits = gv__graph_bits(nv);
-    ebits = gv__graph_bits(m);
-    vkey  = gv__graph_mix64(opts->seed ^ KEY_VPERM);
-    ekey  = gv__graph_mix64(opts->seed ^ KEY_EPERM);
+    gv__perm_init(&vperm, nv, gv__graph_mix64(opts->seed ^ KEY_VPERM));
+    gv__perm_init(&eperm, m, gv__graph_mix64(opts->seed ^ KEY_EPERM));
     for (k = 0; k < el.n; k++) {
-        int64_t j = gv__graph_perm_keyed(lo + k, m, ebits, ekey), s, d;
+        int64_t j = gv__perm_fwd(&eperm, lo + k), s, d;
 
         kron_edge(opts->seed, opts->scale, j, &s, &d);
-        el.src[k] = gv__graph_perm_keyed(s, nv, vbits, vkey);
-        el.dst[k] = gv__graph_perm_keyed(d, nv, vbits, vkey);
+        el.src[k] = gv__perm_fwd(&vperm, s);
+        el.dst[k] = gv__perm_fwd(&vperm, d);
         if (opts->weighted)
             el.w[k] = kron_weight(opts->seed, j);
         if ((k & 0xffff) == 0xffff)

@@ -67,7 +67,8 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
                       const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p)
 {
     static const gv_vx_opts_t defaults;
-    gv__vx_ghosts_t gh;
+    gv__vx_ghosts_t own;
+    const gv__vx_ghosts_t *ghp = NULL;
     gv_vx_stats_t   st;
     b5_t            b;
     int64_t         nl = g->nlocal, nw = (g->nverts + 63) / 64;
@@ -100,12 +101,12 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
         am_ready = 1;
         gv_barrier();
     }
-    rc = gv__vx_ghosts_build(g, 1, 0, &gh);
+    rc = gv__vx_ghosts_get(g, 1, 0, &own, &ghp);
     if (rc == GV_OK) {
         front = malloc((size_t)(nl > 0 ? nl : 1) * sizeof(int64_t));
         b.next = malloc((size_t)(nl > 0 ? nl : 1) * sizeof(int64_t));
         bm    = calloc((size_t)(nw > 0 ? nw : 1), sizeof(uint64_t));
-        gsent = calloc((size_t)(gh.ng > 0 ? gh.ng : 1), 1);
+        gsent = calloc((size_t)(ghp->ng > 0 ? ghp->ng : 1), 1);
         buf   = malloc(BATCH * (size_t)g->nranks);
         blen  = calloc((size_t)g->nranks, sizeof(size_t));
         if ((front == NULL) || (b.next == NULL) || (bm == NULL) ||
@@ -193,7 +194,7 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
                 int64_t i = front[k], uid = gv_graph_global(g, i);
 
                 for (int64_t e = g->out_off[i]; e < g->out_off[i + 1]; e++) {
-                    uint32_t s = gh.out_slot[e];
+                    uint32_t s = ghp->out_slot[e];
 
                     b.edges++;
                     if (s < nl) {
@@ -205,7 +206,7 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
                         int64_t  gk = s - nl;
                         int      r  = gv_graph_owner(g, g->out_dst[e]);
                         uint8_t *p  = buf + (size_t)r * BATCH + blen[r];
-                        uint32_t li = (uint32_t)gh.gidx[gk];
+                        uint32_t li = (uint32_t)ghp->gidx[gk];
 
                         gsent[gk] = 1;
                         memcpy(p, &li, 4);
@@ -256,7 +257,7 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
     }
     cur = NULL;
 out:
-    gv__vx_ghosts_free(&gh);
+    gv__vx_ghosts_free(&own);
     free(front);
     free(b.next);
     free(bm);

@@ -28,8 +28,8 @@ typedef struct vx {
     gv__vx_ghosts_t        gh;
     const int64_t         *gstart;  /* [P + 1] ghosts grouped by owner */
     const int64_t         *gidx;    /* [ng] the ghost's local index at home */
-    gv_vx_word_t          *sl;      /* [nl + ng] combining slots */
-    uint8_t               *tc;      /* [nl + ng] touched this phase */
+    gv_vx_word_t          *sl;      /* [nl + ng] combining slots; a slot
+                                       holding the identity got nothing */
     eset_t                 out, in;
     int                    native;  /* remote updates by atomics */
     uint64_t               sym_off; /* native: [maxnl] words, every rank */
@@ -120,7 +120,6 @@ static void am_upd_cb(int src, const void *payload, size_t len, void *arg)
             continue;
         }
         gv__vx_combine(x->p->op, &x->sl[i], v, x->p->sum);
-        x->tc[i] = 1;
     }
 }
 
@@ -252,23 +251,69 @@ out:
     return st;
 }
 
+/* The tables of the graph attached with gv_vx_attach(), if any. */
+static struct {
+    const gv_graph_t *g;
+    const int64_t    *out_dst, *in_src;
+    gv__vx_ghosts_t   gh;
+} att;
+
+gv_status_t gv_vx_attach(const gv_graph_t *g)
+{
+    gv_status_t st;
+
+    gv_vx_detach(att.g);
+    st = gv__vx_ghosts_build(g, 1, g->in_off != NULL, &att.gh);
+    if (st != GV_OK)
+        return st;
+    att.g       = g;
+    att.out_dst = g->out_dst;
+    att.in_src  = g->in_src;
+    return GV_OK;
+}
+
+void gv_vx_detach(const gv_graph_t *g)
+{
+    if ((g == NULL) || (g != att.g))
+        return;
+    gv__vx_ghosts_free(&att.gh);
+    memset(&att, 0, sizeof(att));
+}
+
+gv_status_t gv__vx_ghosts_get(const gv_graph_t *g, int use_out, int use_in,
+                              gv__vx_ghosts_t *own, const gv__vx_ghosts_t **gh_p)
+{
+    gv_status_t st;
+
+    if ((g == att.g) && (g->out_dst == att.out_dst) &&
+        (g->in_src == att.in_src) && (!use_in || att.gh.in_slot)) {
+        memset(own, 0, sizeof(*own));
+        *gh_p = &att.gh;
+        return GV_OK;
+    }
+    st    = gv__vx_ghosts_build(g, use_out, use_in, own);
+    *gh_p = own;
+    return st;
+}
+
 static gv_status_t setup(vx_t *x, int use_out, int use_in)
 {
-    const gv_graph_t *g  = x->g;
-    gv_status_t       st = gv__vx_ghosts_build(g, use_out, use_in, &x->gh);
-    size_t            n;
+    const gv_graph_t      *g = x->g;
+    const gv__vx_ghosts_t *gh;
+    gv_status_t            st = gv__vx_ghosts_get(g, use_out, use_in, &x->gh,
+                                                  &gh);
+    size_t                 n;
 
     if (st != GV_OK)
         return st;
-    x->ng     = x->gh.ng;
-    x->gstart = x->gh.gstart;
-    x->gidx   = x->gh.gidx;
-    x->out    = (eset_t){g->out_off, g->out_w, x->gh.out_slot};
-    x->in     = (eset_t){g->in_off, g->in_w, x->gh.in_slot};
+    x->ng     = gh->ng;
+    x->gstart = gh->gstart;
+    x->gidx   = gh->gidx;
+    x->out    = (eset_t){g->out_off, g->out_w, gh->out_slot};
+    x->in     = (eset_t){g->in_off, g->in_w, gh->in_slot};
     n         = (size_t)(x->nl + x->ng);
     x->sl     = malloc((n > 0 ? n : 1) * sizeof(gv_vx_word_t));
-    x->tc     = calloc(n > 0 ? n : 1, 1);
-    if ((x->sl == NULL) || (x->tc == NULL))
+    if (x->sl == NULL)
         return GV_ERR_NO_MEMORY;
     for (size_t k = 0; k < n; k++)
         x->sl[k] = x->id;
@@ -301,29 +346,45 @@ static gv_status_t setup_native(vx_t *x)
 
 /* ---- the phases --------------------------------------------------------- */
 
-/* Send value @a v along local vertex i's edges of @a es. */
+/* Send value @a v along local vertex i's edges of @a es: the hot loop,
+ * one copy per built-in operator. */
+#define PUSH_LOOP(_combine)                                                  \
+    do {                                                                     \
+        if (p->edge == NULL) {                                               \
+            for (int64_t k = b; k < e; k++) {                                \
+                gv_vx_word_t *d = &x->sl[es->slot[k]];                       \
+                gv_vx_word_t  u = v;                                         \
+                _combine;                                                    \
+            }                                                                \
+        } else {                                                             \
+            for (int64_t k = b; k < e; k++) {                                \
+                gv_vx_word_t *d = &x->sl[es->slot[k]];                       \
+                gv_vx_word_t  u =                                            \
+                    p->edge(v, es->w ? es->w[k] : 1.0f, x->arg);             \
+                _combine;                                                    \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+
 static inline void push(vx_t *x, const eset_t *es, int64_t i, gv_vx_word_t v)
 {
     const gv_vx_program_t *p = x->p;
     int64_t                b = es->off[i], e = es->off[i + 1];
 
     x->edges += e - b;
-    if (p->edge == NULL) {
-        for (int64_t k = b; k < e; k++) {
-            uint32_t s = es->slot[k];
-
-            gv__vx_combine(p->op, &x->sl[s], v, p->sum);
-            x->tc[s] = 1;
-        }
-    } else {
-        for (int64_t k = b; k < e; k++) {
-            uint32_t s = es->slot[k];
-
-            gv__vx_combine(p->op, &x->sl[s],
-                           p->edge(v, es->w ? es->w[k] : 1.0f, x->arg),
-                           p->sum);
-            x->tc[s] = 1;
-        }
+    switch (p->op) {
+    case GV_VX_SUM_F64:
+        PUSH_LOOP(d->f += u.f);
+        break;
+    case GV_VX_MIN_I64:
+        PUSH_LOOP(if (u.i < d->i) d->i = u.i);
+        break;
+    case GV_VX_MIN_F64:
+        PUSH_LOOP(if (u.f < d->f) d->f = u.f);
+        break;
+    default:
+        PUSH_LOOP(*d = p->sum(*d, u));
+        break;
     }
 }
 
@@ -365,7 +426,7 @@ static gv_status_t ship_native(vx_t *x)
             int n = 0;
 
             for (; (k < end) && (n < CAS_BATCH); k++) {
-                if (!x->tc[x->nl + k])
+                if (x->sl[x->nl + k].u == x->id.u)
                     continue;
                 pend[n]   = k;
                 expv[n++] = x->id.u;
@@ -425,7 +486,7 @@ static gv_status_t ship_am(vx_t *x)
         for (int64_t k = x->gstart[r]; k < x->gstart[r + 1]; k++) {
             uint32_t i = (uint32_t)x->gidx[k];
 
-            if (!x->tc[x->nl + k])
+            if (x->sl[x->nl + k].u == x->id.u)
                 continue;
             memcpy(buf + n, &i, 4);
             memcpy(buf + n + 4, &x->sl[x->nl + k], 8);
@@ -446,8 +507,8 @@ static gv_status_t ship_am(vx_t *x)
     return st;
 }
 
-/* Collective: deliver every touched ghost to its owner; afterwards
- * sl[0..nl) and tc[0..nl) hold the combined values of this phase. */
+/* Collective: deliver every ghost that got a value to its owner;
+ * afterwards sl[0..nl) holds the combined values of this phase. */
 static gv_status_t exchange(vx_t *x)
 {
     gv_status_t st = GV_OK, st2;
@@ -464,12 +525,7 @@ static gv_status_t exchange(vx_t *x)
         st2 = gv_coll_barrier(); /* every remote atomic is done */
         if (st == GV_OK)
             st = st2;
-        for (int64_t i = 0; i < x->nl; i++) {
-            if (home[i].u != x->sl[i].u) {
-                x->sl[i] = home[i];
-                x->tc[i] = 1;
-            }
-        }
+        memcpy(x->sl, home, (size_t)x->nl * sizeof(gv_vx_word_t));
     } else {
         st = ship_am(x);
         gv_barrier(); /* quiescence: every batch handled */
@@ -477,7 +533,6 @@ static gv_status_t exchange(vx_t *x)
     /* The ghosts start the next phase clean. */
     for (int64_t k = x->nl; k < x->nl + x->ng; k++)
         x->sl[k] = x->id;
-    memset(x->tc + x->nl, 0, (size_t)x->ng);
     return st;
 }
 
@@ -485,7 +540,6 @@ static void clear_local(vx_t *x)
 {
     for (int64_t i = 0; i < x->nl; i++)
         x->sl[i] = x->id;
-    memset(x->tc, 0, (size_t)x->nl);
 }
 
 /* ---- statistics --------------------------------------------------------- */
@@ -685,7 +739,7 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
             rc = exchange(&x);
             for (int64_t i = 0; i < x.nl; i++) {
                 acc[i]    = x.sl[i];
-                hasacc[i] = x.tc[i];
+                hasacc[i] = x.sl[i].u != x.id.u;
             }
             clear_local(&x);
             if (rc != GV_OK)
@@ -720,14 +774,16 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
         rc          = exchange(&x);
         t.exchange_s = gv_wtime() - tp;
         for (int64_t i = 0; i < x.nl; i++) {
+            int got = x.sl[i].u != x.id.u;
+
             if (!prog->delta_caching) {
                 acc[i]    = x.sl[i];
-                hasacc[i] = x.tc[i];
-            } else if (x.tc[i]) {
+                hasacc[i] = got;
+            } else if (got) {
                 gv__vx_combine(prog->op, &acc[i], x.sl[i], prog->sum);
                 hasacc[i] = 1;
             }
-            active[i] = x.tc[i];
+            active[i] = got;
         }
         clear_local(&x);
         gv_am_stats(&a1);
@@ -751,7 +807,6 @@ out:
     free(active);
     gv__vx_ghosts_free(&x.gh);
     free(x.sl);
-    free(x.tc);
     st.seconds = gv_wtime() - t0;
     if (stats_p != NULL)
         *stats_p = st;

@@ -13,6 +13,7 @@ typedef struct pr_state {
 typedef struct pr_arg {
     double tol;
     double maxdiff; /* largest |change| of this rank in this sweep */
+    int    converged;
 } pr_arg_t;
 
 static int pr_init(const gv_graph_t *g, int64_t i, void *state, void *arg)
@@ -65,7 +66,8 @@ static int pr_converged(int step, void *arg)
         return 0;
     if (gv_allreduce(&m, 1, GV_DOUBLE, GV_MAX) != GV_OK)
         return 1;
-    return m < a->tol;
+    a->converged = m < a->tol;
+    return a->converged;
 }
 
 static int pr_scatter(const gv_graph_t *g, int64_t i, const void *state,
@@ -116,8 +118,18 @@ gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
     o.max_supersteps = iters;
     o.after_step     = pr_converged;
     rc = gv_vx_run(g, &pagerank, st, &o, &s);
-    if (iters_p != NULL)
+    /* A run that stopped with no vertex active stopped because no rank
+     * would change any more: with tol 0 the result is that of exactly
+     * @a iters sweeps; with a tolerance, the next sweep (with no change)
+     * is the one that meets it. */
+    if (iters_p != NULL) {
         *iters_p = s.steps;
+        if ((rc == GV_OK) && (tol == 0))
+            *iters_p = iters;
+        else if ((rc == GV_OK) && !a.converged &&
+                 ((iters == 0) || (s.steps < iters)))
+            *iters_p = s.steps + 1;
+    }
     if (stats_p != NULL)
         *stats_p = s;
     else

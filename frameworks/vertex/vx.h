@@ -22,6 +22,12 @@ gv_status_t gv__vx_ghosts_build(const gv_graph_t *g, int use_out, int use_in,
                                 gv__vx_ghosts_t *gh);
 void        gv__vx_ghosts_free(gv__vx_ghosts_t *gh);
 
+/** The tables of @a g: those of gv_vx_attach() if @a g is attached (then
+ *  @a own is emptied), else built into @a own (free it after the run). */
+gv_status_t gv__vx_ghosts_get(const gv_graph_t *g, int use_out, int use_in,
+                              gv__vx_ghosts_t *own,
+                              const gv__vx_ghosts_t **gh_p);
+
 /** Log an error of the vertex framework once, with the rank. */
 void gv__vx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

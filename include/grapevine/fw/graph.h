@@ -196,7 +196,8 @@ typedef enum {
 /** Flags of gv_graph_opts_t. */
 enum {
     /** Add the reverse of every edge (an undirected graph stored as two
-     *  directed edges; with GV_GRAPH_DEDUP, u-v and v-u collapse). */
+     *  directed edges; a self-loop stays one edge; with GV_GRAPH_DEDUP,
+     *  u-v and v-u given both collapse into one pair). */
     GV_GRAPH_SYMMETRIZE   = 1u << 0,
     /** Drop edges v -> v. */
     GV_GRAPH_NO_SELF_LOOPS = 1u << 1,

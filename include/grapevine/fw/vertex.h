@@ -24,7 +24,9 @@
  *            one vertex are combined with sum; a vertex that receives one
  *            is active in the next superstep and gets the combined value
  *            as its accumulator (added to the cached one with delta
- *            caching).
+ *            caching). A value equal to the identity of the sum counts
+ *            as no message (the engine tells slots that got something
+ *            from the others by that).
  *
  * The run stops when no vertex is active, or after max_supersteps.
  *
@@ -128,6 +130,19 @@ typedef struct gv_vx_step {
     double   seconds;     /**< the whole superstep                       */
 } gv_vx_step_t;
 
+/**
+ * Prepare @a g for runs: build the tables that say where each neighbour of
+ * the local vertices lives (its owner and index there, or its combining
+ * slot), once, instead of in every run. Runs and gv_bfs500() on @a g use
+ * them until gv_vx_detach(@a g) (a second attach replaces the first). Call
+ * it on every rank after gv_graph_build(), and detach before
+ * gv_graph_destroy(). Not collective (no communication).
+ * @return GV_OK, GV_ERR_INVALID (too many vertices, logged),
+ *         GV_ERR_NO_MEMORY.
+ */
+gv_status_t gv_vx_attach(const gv_graph_t *g);
+void        gv_vx_detach(const gv_graph_t *g);
+
 /** Statistics of a run (filled by gv_vx_run and the applications). */
 typedef struct gv_vx_stats {
     int           steps;      /**< supersteps (or BFS levels) run        */
@@ -187,7 +202,9 @@ gv_status_t gv_vx_root_maxdeg(const gv_graph_t *g, int64_t *root_p);
  * its change every sweep, so the sweeps are exactly synchronous). At most
  * @a iters sweeps (0: no limit); with @a tol > 0 the run stops after the
  * first sweep whose largest change |new - old| is below @a tol.
- * @param [out] iters_p  sweeps done; may be NULL.
+ * @param [out] iters_p  sweeps done (with @a tol 0, @a iters: the engine
+ *                       skips the sweeps where no vertex would change);
+ *                       may be NULL.
  * @param [out] rank  [nlocal]
  */
 gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
