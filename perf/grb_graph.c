@@ -15,12 +15,12 @@
  *   (parents), levels from the frontier number.
  * - Connected components: FastSV (hooking and shortcutting on the parent
  *   vector); the label of a vertex is the smallest id of its component.
- * - SSSP: Bellman-Ford relaxing only the vertices whose distance changed,
- *   by min_plus products.
+ * - SSSP: delta-stepping with min_plus products from sparse frontiers
+ *   (light edges per bucket until it settles, then heavy edges).
  *
  *   grb_graph APP --input FILE.el [--weights FILE.w] --nthreads T
  *             [--vertices N] [--root maxdeg|N] [--iters N] [--tol X]
- *             [--output FILE]
+ *             [--delta X] [--output FILE] [--burble]
  *
  * Prints one line: graph app=... system=graphblas threads=T vertices=N
  * edges=M load_s=... build_s=... run_s=... iters=... and the check fields
@@ -55,6 +55,7 @@ typedef struct {
     int64_t     root;     /* -1: maxdeg */
     int         iters;
     double      tol;
+    double      delta;    /* SSSP; <= 0: from the weights */
     int         burble;
 } opts_t;
 
@@ -102,11 +103,13 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: grb_graph pagerank|bfs|cc|sssp --input FILE.el [--weights FILE.w]\n"
             "                 --nthreads T [--vertices N] [--root maxdeg|N] [--iters N]\n"
-            "                 [--tol X] [--output FILE] [--burble]\n"
+            "                 [--tol X] [--delta X] [--output FILE] [--burble]\n"
             "  FILE.el: little-endian uint64 pairs (src, dst); FILE.w: one float32 per\n"
             "  edge (sssp; without it every weight is 1). Vertices: max id + 1 unless\n"
             "  --vertices. PageRank: --iters sweeps (default %d), or until the largest\n"
-            "  change is below --tol (default 0: all sweeps). --burble: GraphBLAS\n"
+            "  change is below --tol (default 0: all sweeps). SSSP: delta-stepping\n"
+            "  with buckets of width --delta (default: the largest weight over the\n"
+            "  average out-degree). --burble: GraphBLAS\n"
             "  reports each operation and its method (GxB_BURBLE).\n",
             DEFAULT_ITERS);
 }
@@ -163,6 +166,14 @@ static void parse(int argc, char **argv, opts_t *o)
             o->root = (strcmp(v, "maxdeg") == 0) ? -1 : parse_i64(a, v, 0, INT64_MAX / 2);
         } else if (strcmp(a, "--iters") == 0) {
             o->iters = (int)parse_i64(a, v, 1, 1000000);
+        } else if (strcmp(a, "--delta") == 0) {
+            char *end;
+
+            errno = 0;
+            o->delta = strtod(v, &end);
+            if ((errno != 0) || (end == v) || (*end != '\0') || !(o->delta > 0.0) ||
+                !isfinite(o->delta))
+                die("--delta '%s': expected a number > 0", v);
         } else if (strcmp(a, "--tol") == 0) {
             char *end;
 
@@ -664,13 +675,19 @@ static void run_cc(const opts_t *o, const edges_t *el, double load_s)
 
 /* --------------------------------------------------------------- SSSP */
 
+/* Delta-stepping (Meyer and Sanders) in GraphBLAS terms: t holds every
+ * tentative distance (INFINITY unreached); bucket i holds the vertices
+ * with i*delta <= t < (i+1)*delta. Light edges (weight <= delta) are
+ * relaxed from the bucket's frontier until the bucket stops changing;
+ * then heavy edges once from every vertex the bucket held. Empty buckets
+ * are skipped. Relaxations are min_plus products from a sparse frontier. */
 static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
 {
-    double     t0 = now(), t1, t2, sumdist = 0.0, *dist;
-    int64_t    n = el->n, root, reached = 0, it = 0;
-    GrB_Matrix A = build_weighted(el), P, S;
-    GrB_Vector d, fr, t, better, deg;
-    GrB_Index  nf = 1;
+    double     t0 = now(), t1, t2, sumdist = 0.0, *dist, delta = o->delta, maxw = 0.0;
+    int64_t    n = el->n, root, reached = 0, it = 0, buckets = 0;
+    GrB_Matrix A = build_weighted(el), AL, AH, P, S;
+    GrB_Vector t, fr, req, better, s, tmp, deg;
+    GrB_Index  nnz, nf;
 
     if (o->root >= 0) {
         root = o->root;
@@ -685,34 +702,69 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     }
     if (root >= n)
         die("--root %" PRId64 ": not a vertex (0..%" PRId64 ")", root, n - 1);
-    TRY(GrB_Matrix_wait(A, GrB_MATERIALIZE));
+    TRY(GrB_Matrix_nvals(&nnz, A));
+    TRY(GrB_Matrix_reduce_FP64(&maxw, NULL, GrB_MAX_MONOID_FP64, A, NULL));
+    /* Default delta: the largest weight over the average out-degree (one
+     * light edge per vertex on average), as Meyer and Sanders suggest for
+     * random weights. */
+    if (delta <= 0.0)
+        delta = (nnz > 0) ? maxw * (double)n / (double)nnz : 1.0;
+    if (!(delta > 0.0))
+        delta = 1.0;
+    TRY(GrB_Matrix_new(&AL, GrB_FP64, (GrB_Index)n, (GrB_Index)n));
+    TRY(GrB_Matrix_new(&AH, GrB_FP64, (GrB_Index)n, (GrB_Index)n));
+    TRY(GrB_Matrix_select_FP64(AL, NULL, NULL, GrB_VALUELE_FP64, A, delta, NULL));
+    TRY(GrB_Matrix_select_FP64(AH, NULL, NULL, GrB_VALUEGT_FP64, A, delta, NULL));
+    GrB_free(&A);
+    TRY(GrB_Matrix_wait(AL, GrB_MATERIALIZE));
+    TRY(GrB_Matrix_wait(AH, GrB_MATERIALIZE));
     t1 = now();
 
-    /* d: every distance, INFINITY where unreached; fr: the vertices whose
-     * distance fell in the last round, with their distance. */
-    TRY(GrB_Vector_new(&d, GrB_FP64, (GrB_Index)n));
-    TRY(GrB_Vector_new(&fr, GrB_FP64, (GrB_Index)n));
     TRY(GrB_Vector_new(&t, GrB_FP64, (GrB_Index)n));
+    TRY(GrB_Vector_new(&fr, GrB_FP64, (GrB_Index)n));
+    TRY(GrB_Vector_new(&req, GrB_FP64, (GrB_Index)n));
+    TRY(GrB_Vector_new(&tmp, GrB_FP64, (GrB_Index)n));
     TRY(GrB_Vector_new(&better, GrB_BOOL, (GrB_Index)n));
-    TRY(GrB_Vector_assign_FP64(d, NULL, NULL, INFINITY, GrB_ALL, (GrB_Index)n, NULL));
-    TRY(GrB_Vector_setElement_FP64(d, 0.0, (GrB_Index)root));
-    TRY(GrB_Vector_setElement_FP64(fr, 0.0, (GrB_Index)root));
-    while (nf > 0) {
-        it++;
-        /* t(j) = min over frontier i of fr(i) + A(i, j) */
-        TRY(GrB_vxm(t, NULL, NULL, GrB_MIN_PLUS_SEMIRING_FP64, fr, A, NULL));
-        /* better(j) = t(j) < d(j); the new frontier is t where better. */
-        TRY(GrB_Vector_eWiseMult_BinaryOp(better, NULL, NULL, GrB_LT_FP64, t, d, NULL));
-        TRY(GrB_Vector_apply(fr, better, NULL, GrB_IDENTITY_FP64, t, GrB_DESC_R));
-        TRY(GrB_Vector_assign(d, fr, GrB_MIN_FP64, fr, GrB_ALL, (GrB_Index)n, GrB_DESC_S));
+    TRY(GrB_Vector_new(&s, GrB_BOOL, (GrB_Index)n));
+    TRY(GrB_Vector_assign_FP64(t, NULL, NULL, INFINITY, GrB_ALL, (GrB_Index)n, NULL));
+    TRY(GrB_Vector_setElement_FP64(t, 0.0, (GrB_Index)root));
+    for (double lo = 0.0; isfinite(lo);) {
+        double hi = lo + delta, next = INFINITY;
+
+        buckets++;
+        /* The bucket: lo <= t < hi. */
+        TRY(GrB_Vector_select_FP64(tmp, NULL, NULL, GrB_VALUEGE_FP64, t, lo, NULL));
+        TRY(GrB_Vector_select_FP64(fr, NULL, NULL, GrB_VALUELT_FP64, tmp, hi, NULL));
+        TRY(GrB_Vector_clear(s));
         TRY(GrB_Vector_nvals(&nf, fr));
-        if (it > n + 1)
-            die("sssp: no convergence after %" PRId64 " rounds", it);
+        while (nf > 0) {
+            it++;
+            /* Remember the bucket's vertices for the heavy edges. */
+            TRY(GrB_Vector_assign_BOOL(s, fr, NULL, true, GrB_ALL, (GrB_Index)n, GrB_DESC_S));
+            /* Relax the light edges out of the frontier. */
+            TRY(GrB_vxm(req, NULL, NULL, GrB_MIN_PLUS_SEMIRING_FP64, fr, AL, NULL));
+            TRY(GrB_Vector_eWiseMult_BinaryOp(better, NULL, NULL, GrB_LT_FP64, req, t, NULL));
+            TRY(GrB_Vector_apply(tmp, better, NULL, GrB_IDENTITY_FP64, req, GrB_DESC_R));
+            TRY(GrB_Vector_assign(t, tmp, GrB_MIN_FP64, tmp, GrB_ALL, (GrB_Index)n, GrB_DESC_S));
+            /* Those improved that stay in this bucket go again. */
+            TRY(GrB_Vector_select_FP64(fr, NULL, NULL, GrB_VALUELT_FP64, tmp, hi, NULL));
+            TRY(GrB_Vector_nvals(&nf, fr));
+        }
+        /* Heavy edges, once, from every vertex the bucket held. */
+        TRY(GrB_Vector_apply(fr, s, NULL, GrB_IDENTITY_FP64, t, GrB_DESC_RS));
+        TRY(GrB_vxm(req, NULL, NULL, GrB_MIN_PLUS_SEMIRING_FP64, fr, AH, NULL));
+        TRY(GrB_Vector_assign(t, NULL, GrB_MIN_FP64, req, GrB_ALL, (GrB_Index)n, NULL));
+        /* The next non-empty bucket. */
+        TRY(GrB_Vector_select_FP64(tmp, NULL, NULL, GrB_VALUEGE_FP64, t, hi, NULL));
+        TRY(GrB_Vector_reduce_FP64(&next, NULL, GrB_MIN_MONOID_FP64, tmp, NULL));
+        lo = isfinite(next) ? floor(next / delta) * delta : INFINITY;
+        if (isfinite(lo) && (lo < hi))
+            lo = hi; /* rounding of floor(): never go back */
     }
-    TRY(GrB_Vector_wait(d, GrB_MATERIALIZE));
+    TRY(GrB_Vector_wait(t, GrB_MATERIALIZE));
     t2 = now();
 
-    dist = dense_fp64(d, n, INFINITY);
+    dist = dense_fp64(t, n, INFINITY);
     for (int64_t v = 0; v < n; v++) {
         if (isfinite(dist[v])) {
             reached++;
@@ -722,14 +774,19 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     write_out(o->output, dist, (size_t)n * sizeof(*dist), NULL, 0);
     printf("graph app=sssp system=graphblas threads=%d vertices=%" PRId64
            " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f iters=%" PRId64
-           " root=%" PRId64 " reached=%" PRId64 " sumdist=%.15g\n",
-           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, it, root, reached, sumdist);
+           " buckets=%" PRId64 " delta=%.6g root=%" PRId64 " reached=%" PRId64
+           " sumdist=%.15g\n",
+           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, it, buckets, delta, root,
+           reached, sumdist);
     free(dist);
-    GrB_free(&A);
-    GrB_free(&d);
-    GrB_free(&fr);
+    GrB_free(&AL);
+    GrB_free(&AH);
     GrB_free(&t);
+    GrB_free(&fr);
+    GrB_free(&req);
+    GrB_free(&tmp);
     GrB_free(&better);
+    GrB_free(&s);
 }
 
 int main(int argc, char **argv)
