@@ -587,8 +587,6 @@ static void run_linalg(gv_edgelist_t *el, double load_s)
     check(rc, app_names[O.app]);
     check(gv_allreduce(&run_s, 1, GV_DOUBLE, GV_MAX), "a reduction");
     iters = st.iters;
-    if (O.verbose)
-        gv_la_stats_print(&st, stderr);
     {
         where_t w = {NULL, A.n, A.nloc, A.lo};
 

@@ -30,6 +30,7 @@ static void cc_apply(gv_la_segment_t *s)
 
 static const gv_la_program_t cc = {
     .semiring = GV_LA_MIN_SECOND,
+    .x_whole  = 1,
     .init     = cc_init,
     .apply    = cc_apply,
 };

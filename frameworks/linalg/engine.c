@@ -7,11 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Input segments travel sparse below 60% active (the paper's threshold);
- * a tile pushes from its input below 1/16 active, else pulls. */
+/* Input segments travel sparse below 60% active (the paper's threshold).
+ * A tile pushes from a sparse input when the input's edges (the out-degrees
+ * of its active vertices) times PUSH_RATIO are fewer than the column
+ * group's edges, else pulls; with a mask (BFS) pulls skip the visited rows
+ * and stop at the first active column, so they win earlier (Beamer's
+ * alpha). */
 #define SPARSE_NUM 6
 #define SPARSE_DEN 10
-#define PUSH_DEN   16
+#define PUSH_RATIO      4
+#define PUSH_RATIO_MASK 14
 
 /* Progress the runtime every so many rows or columns inside a product, so
  * that broadcasts and reductions in flight move while a rank computes. */
@@ -26,6 +31,7 @@ typedef enum { X_SPARSE, X_DENSE, X_FULL } xmode_t;
 typedef struct colseg {
     int            j;
     int64_t        w, nnz;
+    double         edges, colnnz; /* the input's edges, the group's    */
     xmode_t        mode;
     unsigned char *wire;
     size_t         len;       /* bytes of this iteration's wire           */
@@ -60,6 +66,9 @@ typedef struct ctx {
     gv_la_segment_t seg;      /* the led segment                          */
     gv_la_word_t *y_own;      /* the led segment's output                 */
     int64_t     *nnz_all;     /* [P] active count of each segment         */
+    double      *edges_all;   /* [P] their out-edges                      */
+    double      *colnnz_all;  /* [P] nonzeros of each column group        */
+    double       colnnz;      /* the led segment's                        */
     gv_la_iter_t it;
 } ctx_t;
 
@@ -193,7 +202,8 @@ static void product(ctx_t *c, const gv_la_tile_t *t, colseg_t *x,
                     gv_la_word_t *y, const uint64_t *mask)
 {
     int64_t clo = gv_la_seg_lo(&c->A->L, t->j);
-    int     dopush = (x->mode == X_SPARSE) && (x->nnz * PUSH_DEN < x->w);
+    int     ratio = c->prog->use_mask ? PUSH_RATIO_MASK : PUSH_RATIO;
+    int     dopush = (x->mode == X_SPARSE) && (x->edges * ratio < x->colnnz);
 
     if (t->nnz == 0 || x->nnz == 0)
         return;
@@ -262,13 +272,13 @@ static size_t wire_len(const ctx_t *c, xmode_t mode, int64_t w, int64_t nnz)
     }
 }
 
-static xmode_t mode_of(int64_t w, int64_t nnz)
+static xmode_t mode_of(const ctx_t *c, int64_t w, int64_t nnz)
 {
     if (nnz >= w)
         return X_FULL;
     if (nnz * SPARSE_DEN < w * SPARSE_NUM)
         return X_SPARSE;
-    return X_DENSE;
+    return c->prog->x_whole ? X_FULL : X_DENSE;
 }
 
 /* Point the views of @a x at its wire for this iteration's mode. */
@@ -346,6 +356,8 @@ static void ctx_free(ctx_t *c)
     free(c->seg.active);
     free(c->seg.mask);
     free(c->nnz_all);
+    free(c->edges_all);
+    free(c->colnnz_all);
 }
 
 static gv_status_t ctx_init(ctx_t *c, const gv_la_matrix_t *A,
@@ -369,17 +381,22 @@ static gv_status_t ctx_init(ctx_t *c, const gv_la_matrix_t *A,
     c->row      = calloc((size_t)P, sizeof(rowseg_t));
     c->tile_col = calloc((size_t)A->ntiles + 1, sizeof(int));
     c->nnz_all  = calloc((size_t)P, sizeof(int64_t));
+    c->edges_all  = calloc((size_t)P, sizeof(double));
+    c->colnnz_all = calloc((size_t)P, sizeof(double));
     c->y_own    = malloc((size_t)(A->nloc + 1) * sizeof(gv_la_word_t));
     c->seg.x    = malloc((size_t)(A->nloc + 1) * sizeof(gv_la_word_t));
     c->seg.active = malloc((size_t)(A->nloc + 1) * sizeof(uint32_t));
     if (prog->use_mask)
         c->seg.mask = calloc((size_t)(A->nloc / 64 + 1), 8);
     if (!cidx || !c->col || !c->row || !c->tile_col || !c->nnz_all ||
+        !c->edges_all || !c->colnnz_all ||
         !c->y_own || !c->seg.x || !c->seg.active ||
         (prog->use_mask && !c->seg.mask)) {
         free(cidx);
         return GV_ERR_NO_MEMORY;
     }
+    for (int64_t v = 0; v < A->nloc; v++)
+        c->colnnz += (double)A->out_deg[v];
     c->seg.lo  = A->lo;
     c->seg.n   = A->nloc;
     c->seg.A   = A;
@@ -437,8 +454,10 @@ static gv_status_t broadcast(ctx_t *c)
         int       leader = A->L.leader[x->j];
         gv_status_t rc;
 
-        x->nnz  = c->nnz_all[x->j];
-        x->mode = mode_of(x->w, x->nnz);
+        x->nnz    = c->nnz_all[x->j];
+        x->edges  = c->edges_all[x->j];
+        x->colnnz = c->colnnz_all[x->j];
+        x->mode   = mode_of(c, x->w, x->nnz);
         x->len  = wire_len(c, x->mode, x->w, x->nnz);
         if (x->dbits != NULL && x->bits == x->dbits) { /* unspread */
             memset(x->dbits, 0, (size_t)(x->w / 64 + 1) * 8);
@@ -558,24 +577,33 @@ static gv_status_t vote(ctx_t *c, int64_t *active_p, double *change_p)
 {
     const gv_la_matrix_t *A = c->A;
     int     P = A->L.nranks;
-    double *all = malloc((size_t)P * 2 * sizeof(double));
-    double  mine[2];
+    double *all = malloc((size_t)P * 4 * sizeof(double));
+    double  mine[4] = {0, 0, 0, 0};
     gv_status_t rc;
 
     if (all == NULL)
         return GV_ERR_NO_MEMORY;
     mine[0] = (double)c->seg.nactive; /* exact below 2^53 */
     mine[1] = c->seg.change;
+    if (c->seg.nactive >= c->seg.n)
+        mine[2] = c->colnnz;
+    else
+        for (int64_t k = 0; k < c->seg.nactive; k++)
+            mine[2] += (double)A->out_deg[c->seg.active[k]];
+    mine[3] = c->colnnz;
     rc = gv_team_allgather(GV_TEAM_WORLD, mine, all, sizeof(mine));
     *active_p = 0;
     *change_p = 0;
     for (int r = 0; (rc == GV_OK) && (r < P); r++) {
-        int64_t n = (int64_t)all[2 * r];
+        int64_t n = (int64_t)all[4 * r];
+        int     k = A->L.seg_of[r];
 
-        c->nnz_all[A->L.seg_of[r]] = n;
+        c->nnz_all[k]    = n;
+        c->edges_all[k]  = all[4 * r + 2];
+        c->colnnz_all[k] = all[4 * r + 3];
         *active_p += n;
-        if (all[2 * r + 1] > *change_p)
-            *change_p = all[2 * r + 1];
+        if (all[4 * r + 1] > *change_p)
+            *change_p = all[4 * r + 1];
     }
     free(all);
     return rc;
@@ -706,6 +734,8 @@ gv_status_t gv_la_run(const gv_la_matrix_t *A, const gv_la_program_t *prog,
         if ((o.tol > 0) && (change < o.tol))
             break;
     }
+    if (o.verbose && (rc == GV_OK) && (gv_rank() == 0))
+        iter_print(&st.total, "total", stderr);
     ctx_free(&c);
     st.seconds = gv_wtime() - t_run;
     if (stats_p != NULL)

@@ -15,7 +15,7 @@ static void sssp_init(gv_la_segment_t *s)
     sssp_arg_t *a = s->arg;
 
     for (int64_t v = 0; v < s->n; v++)
-        a->dist[v] = INFINITY;
+        a->dist[v] = s->x[v].f = INFINITY;
     if ((a->root >= s->lo) && (a->root < s->lo + s->n)) {
         int64_t v = a->root - s->lo;
 
@@ -39,6 +39,7 @@ static void sssp_apply(gv_la_segment_t *s)
 
 static const gv_la_program_t sssp = {
     .semiring = GV_LA_MIN_PLUS,
+    .x_whole  = 1,
     .init     = sssp_init,
     .apply    = sssp_apply,
 };

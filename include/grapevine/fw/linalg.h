@@ -195,6 +195,9 @@ typedef struct gv_la_segment {
                                      active vertices, ascending           */
     int64_t             nactive;/**< set: how many; n means every vertex
                                      (then active[] need not be written)  */
+                                /* (the engine sums the out-degrees of
+                                     the active vertices: the input's edges,
+                                     which choose push or pull) */
     uint64_t           *mask;   /**< [ceil(n/64)] programs with a mask: a
                                      set bit drops the row from the next
                                      products (set them; never clear)    */
@@ -209,6 +212,11 @@ typedef struct gv_la_program {
     /** Non-zero: rows whose mask bit is set are skipped by the products
      *  (BFS: visited vertices). */
     int use_mask;
+    /** Non-zero: x holds a current value for every vertex (inactive ones
+     *  included) and the semiring's add is idempotent (min), so a mostly
+     *  active input may travel and be used whole (no bitmap) and the
+     *  inactive vertices change nothing (CC, SSSP). */
+    int x_whole;
     /** Set the first input (iter 0; y is NULL). Required. */
     void (*init)(gv_la_segment_t *s);
     /** Update the vertex values from y and set the next input. Required. */
