@@ -1,6 +1,6 @@
 /* Connected components by label propagation in the linear-algebra engine:
  * min-second products from the vertices whose label fell (activity
- * filtering). SPDX-License-Identifier: BSD-3-Clause */
+ * filtering), with shortcuts inside each leader's segment. SPDX-License-Identifier: BSD-3-Clause */
 #include "linalg/la.h"
 
 typedef struct cc_arg {
@@ -16,14 +16,24 @@ static void cc_init(gv_la_segment_t *s)
     s->nactive = s->n;
 }
 
+/* A label only falls; a vertex's label is an id of its component no
+ * larger than its own, so when that id lies in this segment (already
+ * updated: ids ascend) its label is a valid and smaller one: the
+ * shortcut of Shiloach-Vishkin, local to the segment. */
 static void cc_apply(gv_la_segment_t *s)
 {
     cc_arg_t *a = s->arg;
 
     for (int64_t v = 0; v < s->n; v++) {
-        if (s->y[v].i >= a->label[v])
+        int64_t l = a->label[v];
+
+        if (s->y[v].i < l)
+            l = s->y[v].i;
+        while ((l >= s->lo) && (a->label[l - s->lo] < l))
+            l = a->label[l - s->lo];
+        if (l == a->label[v])
             continue;
-        a->label[v] = s->x[v].i = s->y[v].i;
+        a->label[v] = s->x[v].i = l;
         s->active[s->nactive++] = (uint32_t)v;
     }
 }
