@@ -34,12 +34,13 @@
 # Grapevine rows are skipped with a message, and GraphBLAS runs alone.
 #
 # CSV columns: system,engine,app,procs,transport,rep,status,load_s,build_s,
-#              run_s,iters,check_a,check_b,edges
+#              run_s,run_cpu_s,iters,check_a,check_b,edges
 #   system graphblas (procs = threads, transport "-") or grapevine (procs =
 #   ranks); status ok | fail:<exit> | timeout | noline | mismatch; check_a
 #   and check_b are the application's check fields: PageRank sum and max,
 #   BFS reached and depth, CC components and largest, SSSP reached and
-#   sumdist.
+#   sumdist. run_cpu_s (the process CPU seconds of the algorithm, where
+#   the program reports it) shows how much of a shared machine a run had.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -127,7 +128,7 @@ run() {
         status=ok
     fi
     read -r a b <<<"$(checks "$app")"
-    echo "$sys,$eng,$app,$procs,$tl,$rep,$status,$(field load_s "$line"),$(field build_s "$line"),$(field run_s "$line"),$(field iters "$line"),$(field "$a" "$line"),$(field "$b" "$line"),$(field edges "$line")" >>"$CSV"
+    echo "$sys,$eng,$app,$procs,$tl,$rep,$status,$(field load_s "$line"),$(field build_s "$line"),$(field run_s "$line"),$(field run_cpu_s "$line"),$(field iters "$line"),$(field "$a" "$line"),$(field "$b" "$line"),$(field edges "$line")" >>"$CSV"
     [ "$status" = ok ] || echo "    $status: see $log" >&2
 }
 
@@ -158,7 +159,7 @@ if [ $PLOT_ONLY = 0 ]; then
         echo "== $gvrun is not built: the Grapevine rows are skipped"
         HAVE_GV=0
     fi
-    echo "system,engine,app,procs,transport,rep,status,load_s,build_s,run_s,iters,check_a,check_b,edges" >"$CSV"
+    echo "system,engine,app,procs,transport,rep,status,load_s,build_s,run_s,run_cpu_s,iters,check_a,check_b,edges" >"$CSV"
     echo "== $REPS round(s), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     for rep in $(seq 1 "$REPS"); do
         for app in $APPS; do
@@ -199,8 +200,8 @@ fi
 # (integers exactly; PageRank within 1e-9 and SSSP within 1e-6, relative).
 awk -F, -v out="$CSV.tmp" '
     NR == 1 { print > out; next }
-    { row[NR] = $0; app[NR] = $3; a[NR] = $12; b[NR] = $13; st[NR] = $7
-      if ($1 == "graphblas" && $4 == 1 && $7 == "ok" && !($3 in ra)) { ra[$3] = $12; rb[$3] = $13 } }
+    { row[NR] = $0; app[NR] = $3; a[NR] = $13; b[NR] = $14; st[NR] = $7
+      if ($1 == "graphblas" && $4 == 1 && $7 == "ok" && !($3 in ra)) { ra[$3] = $13; rb[$3] = $14 } }
     function close_(x, y, tol) { d = x - y; if (d < 0) d = -d; m = (y < 0) ? -y : y; return d <= tol * m }
     END {
         bad = 0
@@ -273,7 +274,7 @@ fi
 # The oversubscribed runs apart: median time, nanoseconds per input edge,
 # and the ratio to the same engine on 2 ranks over shm.
 awk -F, 'NR > 1 && $7 == "ok" && $1 == "grapevine" && $5 == "shm" && ($4 == 2 || $4 > 2) {
-        key = $3 SUBSEP $2 SUBSEP $4; n[key]++; v[key, n[key]] = $10; e[key] = $14 }
+        key = $3 SUBSEP $2 SUBSEP $4; n[key]++; v[key, n[key]] = $10; e[key] = $15 }
     END {
         for (k in n) {
             m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]

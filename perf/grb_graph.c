@@ -75,6 +75,16 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of the whole process (every thread): beside the elapsed
+ * time, it shows how much of the machine a run had. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 static void die(const char *fmt, ...)
@@ -416,7 +426,7 @@ static void write_out(const char *path, const void *a, size_t alen,
 
 static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
 {
-    double     t0 = now(), t1, t2, sum = 0.0, max = 0.0, *rank;
+    double     t0 = now(), t1, t2, c1, c2, sum = 0.0, max = 0.0, *rank;
     int64_t    n = el->n;
     GrB_Matrix A = build_pattern(el), AT;
     GrB_Vector d, r, rnew, w, t, diff;
@@ -435,6 +445,7 @@ static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
     TRY(GrB_Vector_wait(d, GrB_MATERIALIZE));
     TRY(GrB_Matrix_wait(AT, GrB_MATERIALIZE));
     t1 = now();
+    c1 = cpu_now();
 
     TRY(GrB_Vector_assign_FP64(r, NULL, NULL, 1.0, GrB_ALL, (GrB_Index)n, NULL));
     for (it = 0; it < o->iters;) {
@@ -468,6 +479,7 @@ static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
     }
     TRY(GrB_Vector_wait(r, GrB_MATERIALIZE));
     t2 = now();
+    c2 = cpu_now();
 
     rank = dense_fp64(r, n, NAN);
     for (int64_t v = 0; v < n; v++) {
@@ -477,9 +489,9 @@ static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
     }
     write_out(o->output, rank, (size_t)n * sizeof(*rank), NULL, 0);
     printf("graph app=pagerank system=graphblas threads=%d vertices=%" PRId64
-           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f iters=%d"
+           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f run_cpu_s=%.6f iters=%d"
            " sum=%.15g max=%.15g\n",
-           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, it, sum, max);
+           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, c2 - c1, it, sum, max);
     free(rank);
     GrB_free(&A);
     GrB_free(&AT);
@@ -495,7 +507,7 @@ static void run_pagerank(const opts_t *o, const edges_t *el, double load_s)
 
 static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
 {
-    double     t0 = now(), t1, t2;
+    double     t0 = now(), t1, t2, c1, c2;
     int64_t    n = el->n, root, level = 0, nq = 1, nq_prev = 0, reached = 0, depth = 0;
     int64_t   *lv, *pa, mf, mu;
     GrB_Matrix A = build_pattern(el), S = symmetrize(A, n);
@@ -512,6 +524,7 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
     TRY(GrB_Matrix_wait(S, GrB_MATERIALIZE));
     TRY(GrB_Vector_wait(deg, GrB_MATERIALIZE));
     t1 = now();
+    c1 = cpu_now();
 
     TRY(GrB_Vector_new(&q, GrB_INT64, (GrB_Index)n));
     TRY(GrB_Vector_new(&pi, GrB_INT64, (GrB_Index)n));
@@ -561,6 +574,7 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
     TRY(GrB_Vector_wait(pi, GrB_MATERIALIZE));
     TRY(GrB_Vector_wait(lvl, GrB_MATERIALIZE));
     t2 = now();
+    c2 = cpu_now();
 
     lv = dense_int64(lvl, n, -1);
     pa = dense_int64(pi, n, -1);
@@ -568,9 +582,9 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
         reached += (lv[v] >= 0);
     write_out(o->output, lv, (size_t)n * sizeof(*lv), pa, (size_t)n * sizeof(*pa));
     printf("graph app=bfs system=graphblas threads=%d vertices=%" PRId64
-           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f iters=%" PRId64
+           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f run_cpu_s=%.6f iters=%" PRId64
            " root=%" PRId64 " reached=%" PRId64 " depth=%" PRId64 "\n",
-           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, level, root, reached, depth);
+           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, c2 - c1, level, root, reached, depth);
     free(lv);
     free(pa);
     GrB_free(&S);
@@ -585,7 +599,7 @@ static void run_bfs(const opts_t *o, const edges_t *el, double load_s)
 
 static void run_cc(const opts_t *o, const edges_t *el, double load_s)
 {
-    double     t0 = now(), t1, t2;
+    double     t0 = now(), t1, t2, c1, c2;
     int64_t    n = el->n, comps = 0, largest = 0, *label, *size;
     GrB_Matrix A = build_pattern(el), S = symmetrize(A, n);
     GrB_Vector f, gp, gpnew, mngp, t, same;
@@ -598,6 +612,7 @@ static void run_cc(const opts_t *o, const edges_t *el, double load_s)
     GrB_free(&A);
     TRY(GrB_Matrix_wait(S, GrB_MATERIALIZE));
     t1 = now();
+    c1 = cpu_now();
 
     /* f: the parent of each vertex, starting as itself; gp = f(f); mngp:
      * the smallest grandparent among the neighbours. */
@@ -640,6 +655,7 @@ static void run_cc(const opts_t *o, const edges_t *el, double load_s)
     }
     TRY(GrB_Vector_wait(f, GrB_MATERIALIZE));
     t2 = now();
+    c2 = cpu_now();
 
     label = dense_int64(f, n, -1);
     size = calloc((size_t)n + 1, sizeof(*size));
@@ -657,9 +673,9 @@ static void run_cc(const opts_t *o, const edges_t *el, double load_s)
     }
     write_out(o->output, label, (size_t)n * sizeof(*label), NULL, 0);
     printf("graph app=cc system=graphblas threads=%d vertices=%" PRId64
-           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f iters=%d"
+           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f run_cpu_s=%.6f iters=%d"
            " components=%" PRId64 " largest=%" PRId64 "\n",
-           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, it, comps, largest);
+           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, c2 - c1, it, comps, largest);
     free(label);
     free(size);
     free(fidx);
@@ -683,7 +699,7 @@ static void run_cc(const opts_t *o, const edges_t *el, double load_s)
  * are skipped. Relaxations are min_plus products from a sparse frontier. */
 static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
 {
-    double     t0 = now(), t1, t2, sumdist = 0.0, *dist, delta = o->delta, maxw = 0.0;
+    double     t0 = now(), t1, t2, c1, c2, sumdist = 0.0, *dist, delta = o->delta, maxw = 0.0;
     int64_t    n = el->n, root, reached = 0, it = 0, buckets = 0;
     GrB_Matrix A = build_weighted(el), AL, AH, P, S;
     GrB_Vector t, fr, req, better, s, tmp, deg;
@@ -719,6 +735,7 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     TRY(GrB_Matrix_wait(AL, GrB_MATERIALIZE));
     TRY(GrB_Matrix_wait(AH, GrB_MATERIALIZE));
     t1 = now();
+    c1 = cpu_now();
 
     TRY(GrB_Vector_new(&t, GrB_FP64, (GrB_Index)n));
     TRY(GrB_Vector_new(&fr, GrB_FP64, (GrB_Index)n));
@@ -763,6 +780,7 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     }
     TRY(GrB_Vector_wait(t, GrB_MATERIALIZE));
     t2 = now();
+    c2 = cpu_now();
 
     dist = dense_fp64(t, n, INFINITY);
     for (int64_t v = 0; v < n; v++) {
@@ -773,10 +791,10 @@ static void run_sssp(const opts_t *o, const edges_t *el, double load_s)
     }
     write_out(o->output, dist, (size_t)n * sizeof(*dist), NULL, 0);
     printf("graph app=sssp system=graphblas threads=%d vertices=%" PRId64
-           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f iters=%" PRId64
+           " edges=%" PRIu64 " load_s=%.6f build_s=%.6f run_s=%.6f run_cpu_s=%.6f iters=%" PRId64
            " buckets=%" PRId64 " delta=%.6g root=%" PRId64 " reached=%" PRId64
            " sumdist=%.15g\n",
-           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, it, buckets, delta, root,
+           o->nthreads, n, el->m, load_s, t1 - t0, t2 - t1, c2 - c1, it, buckets, delta, root,
            reached, sumdist);
     free(dist);
     GrB_free(&AL);
