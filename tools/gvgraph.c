@@ -1,6 +1,6 @@
 /* gvgraph: run a graph application on a generated or loaded graph.
  *
- *   gvrun -n 2 build/bin/gvgraph pagerank|bfs|cc|sssp|bfs500
+ *   gvrun -n 2 build/bin/gvgraph pagerank|bfs|cc|sssp|bfs500|ccnative
  *       --kron S [--ef 16] [--seed N] | --input FILE.el [--weights FILE.w]
  *       [--vertices N] | --text FILE | --mtx FILE
  *       [--root maxdeg|N] [--roots K] [--iters N] [--tol X]
@@ -25,10 +25,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-typedef enum { APP_PR, APP_BFS, APP_CC, APP_SSSP, APP_BFS500 } app_t;
+typedef enum {
+    APP_PR, APP_BFS, APP_CC, APP_SSSP, APP_BFS500, APP_CCNATIVE, NAPPS
+} app_t;
 static const char *const app_names[] = {"pagerank", "bfs", "cc", "sssp",
-                                        "bfs500"};
+                                        "bfs500", "ccnative"};
 
 typedef struct opts {
     app_t       app;
@@ -41,9 +44,12 @@ typedef struct opts {
     int         roots;     /* bfs500: searches */
     int         iters;
     double      tol;
-    int         verbose;
+    double      delta;     /* sssp: bucket width, 0 auto, < 0 none */
+    int         delta_set;
     int         linalg;        /* --engine linalg */
     int         placement_set; /* --placement given */
+    int         verbose;
+    int         roots_set, tol_set;
     gv_graph_placement_t placement;
 } opts_t;
 
@@ -53,7 +59,10 @@ static int    failed; /* this rank saw an error */
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: gvrun -n P gvgraph pagerank|bfs|cc|sssp|bfs500 GRAPH [options]\n"
+"usage: gvrun -n P gvgraph pagerank|bfs|cc|sssp|bfs500|ccnative GRAPH [opts]\n"
+"  cc: label propagation through the engine; ccnative: union-find within\n"
+"  ranks and label exchange across them; bfs500: the Graph500 BFS with\n"
+"  direction optimisation, validated, TEPS over --roots searches\n"
 "GRAPH, one of:\n"
 "  --kron S [--ef 16] [--seed 1]   Graph500 Kronecker graph of 2^S vertices\n"
 "                                  (weighted uniform (0,1] for sssp)\n"
@@ -64,13 +73,18 @@ static void usage(FILE *f)
 "options:\n"
 "  --root maxdeg|N   BFS, SSSP, BFS500 root (default maxdeg: the vertex with\n"
 "                    the most distinct undirected neighbours)\n"
-"  --roots K         BFS500: searches (the root, then K-1 pseudo-random\n"
+"  --roots K         bfs500: searches (the root, then K-1 pseudo-random\n"
 "                    vertices with edges; default 8), TEPS harmonic mean\n"
-"  --iters N         PageRank sweeps (default 20; 0: until --tol)\n"
+"  --iters N         PageRank sweeps (default 20; 0: until --tol); the\n"
+"                    other applications run to the end and ignore it\n"
 "  --tol X           PageRank: stop after a sweep whose largest change is\n"
 "                    below X (default 0: all sweeps)\n"
+"  --delta X         sssp: delta-stepping's bucket width (0: the largest\n"
+"                    weight / the average out-degree); below 0 (the\n"
+"                    default, measured faster here): Bellman-Ford\n"
 "  --engine vertex|linalg  the engine: vertex-centric (default) or linear\n"
-"                    algebra (2D tiles, Broadcast/Combine/Apply; not bfs500)\n"
+"                    algebra (2D tiles, Broadcast/Combine/Apply: pagerank,\n"
+"                    bfs, cc, sssp)\n"
 "  --placement hash|block  vertex placement of the vertex engine (default\n"
 "                    hash)\n"
 "  --output FILE     per-vertex results, indexed by vertex id: binary\n"
@@ -116,16 +130,16 @@ static void parse(int argc, char **argv)
     int i, sources = 0;
 
     O = (opts_t){.kron = -1, .ef = 16, .seed = 1, .vertices = -1,
-                 .root = -1, .roots = 8, .iters = 20};
+                 .root = -1, .roots = 8, .iters = 20, .delta = -1};
     if (argc < 2)
-        bad_arg("an application is required: pagerank, bfs, cc, sssp or "
-                "bfs500");
-    for (i = 0; i < 5; i++)
+        bad_arg("an application is required: pagerank, bfs, cc, sssp, bfs500 "
+                "or ccnative");
+    for (i = 0; i < NAPPS; i++)
         if (strcmp(argv[1], app_names[i]) == 0)
             break;
-    if (i == 5)
-        bad_arg("application '%s' unknown: expected pagerank, bfs, cc, sssp "
-                "or bfs500", argv[1]);
+    if (i == NAPPS)
+        bad_arg("application '%s' unknown: expected pagerank, bfs, cc, sssp, "
+                "bfs500 or ccnative", argv[1]);
     O.app = (app_t)i;
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -164,7 +178,8 @@ static void parse(int argc, char **argv)
             O.root = (strcmp(v, "maxdeg") == 0)
                          ? -1 : parse_int(a, v, 0, INT64_MAX / 4);
         } else if (strcmp(a, "--roots") == 0) {
-            O.roots = (int)parse_int(a, v, 1, 1 << 16);
+            O.roots     = (int)parse_int(a, v, 1, 1 << 16);
+            O.roots_set = 1;
         } else if (strcmp(a, "--iters") == 0) {
             O.iters = (int)parse_int(a, v, 0, 1 << 24);
         } else if (strcmp(a, "--tol") == 0) {
@@ -175,6 +190,17 @@ static void parse(int argc, char **argv)
             if ((errno != 0) || (end == v) || (*end != '\0') || !(O.tol >= 0) ||
                 isinf(O.tol))
                 bad_arg("--tol '%s': expected a finite number >= 0", v);
+            O.tol_set = 1;
+        } else if (strcmp(a, "--delta") == 0) {
+            char *end;
+
+            errno   = 0;
+            O.delta = strtod(v, &end);
+            if ((errno != 0) || (end == v) || (*end != '\0') ||
+                isnan(O.delta) || isinf(O.delta))
+                bad_arg("--delta '%s': expected a number (0: auto, below 0: "
+                        "Bellman-Ford)", v);
+            O.delta_set = 1;
         } else if (strcmp(a, "--engine") == 0) {
             if (strcmp(v, "linalg") == 0)
                 O.linalg = 1;
@@ -197,6 +223,15 @@ static void parse(int argc, char **argv)
             bad_arg("option '%s' unknown", a);
         }
     }
+    if ((O.app != APP_BFS500) && O.roots_set)
+        bad_arg("--roots is for bfs500");
+    if ((O.app != APP_SSSP) && O.delta_set)
+        bad_arg("--delta is for sssp");
+    if ((O.app != APP_PR) && O.tol_set)
+        bad_arg("--tol is for pagerank");
+    if ((O.weights != NULL) && (O.app != APP_SSSP))
+        bad_arg("--weights is for sssp (the other applications read the "
+                "graph unweighted)");
     if (sources != 1)
         bad_arg("give exactly one graph: --kron S, --input FILE, --text FILE "
                 "or --mtx FILE");
@@ -205,12 +240,16 @@ static void parse(int argc, char **argv)
                 "carry their weights in the lines)");
     if ((O.vertices >= 0) && (O.input == NULL) && (O.text == NULL))
         bad_arg("--vertices goes with --input or --text");
-    if (O.linalg && (O.app == APP_BFS500))
-        bad_arg("bfs500 is the vertex engine's native BFS: --engine linalg "
-                "runs pagerank, bfs, cc and sssp");
+    if (O.linalg && ((O.app == APP_BFS500) || (O.app == APP_CCNATIVE)))
+        bad_arg("%s is written natively on the vertex engine's graph: "
+                "--engine linalg runs pagerank, bfs, cc and sssp",
+                app_names[O.app]);
     if (O.linalg && O.placement_set)
         bad_arg("--placement is the vertex engine's: the linalg engine tiles "
                 "contiguous id ranges");
+    if (O.linalg && O.delta_set)
+        bad_arg("--delta is the vertex engine's: the linalg engine's sssp is "
+                "Bellman-Ford by min-plus products");
     if ((O.app == APP_PR) && (O.iters == 0) && (O.tol == 0))
         bad_arg("pagerank with --iters 0 needs a --tol above 0");
 }
@@ -346,21 +385,34 @@ static void check(gv_status_t st, const char *what)
     }
 }
 
-static void head(int64_t nverts, const gv_edgelist_t *el, double load_s,
-                 double build_s, double run_s, int iters)
+/* CPU seconds of this process (to see how much of a shared machine a run
+ * had). */
+static double cpu_s(void)
 {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Collective: the common fields; @a cpu is this rank's CPU seconds of the
+ * algorithm, summed over the ranks. */
+static void head(int64_t nverts, const gv_edgelist_t *el, double load_s,
+                 double build_s, double run_s, double cpu, int iters)
+{
+    check(gv_allreduce(&cpu, 1, GV_DOUBLE, GV_SUM), "a reduction");
     if (gv_rank() != 0)
         return;
     printf("graph app=%s ranks=%d transport=%s engine=%s amo=%s "
            "vertices=%" PRId64 " edges=%" PRId64 " load_s=%.6f build_s=%.6f "
-           "run_s=%.6f iters=%d", app_names[O.app], gv_nranks(),
-           gv_transport_name(), O.linalg ? "linalg" : "vertex",
-           gv_dsm_amo_native() ? "native" : "am", nverts, el->total, load_s,
-           build_s, run_s, iters);
+           "run_s=%.6f run_cpu_s=%.6f iters=%d", app_names[O.app],
+           gv_nranks(), gv_transport_name(), O.linalg ? "linalg" : "vertex",
+           gv_dsm_amo_native() ? "native" : "am", nverts, el->total,
+           load_s, build_s, run_s, cpu, iters);
 }
 
 /* Collective: the check fields of the last line, from this rank's results
- * (@a f: PageRank ranks or SSSP distances; @a a: BFS levels or CC labels). */
+ * (@a f: PageRank ranks or SSSP distances; @a a: BFS levels or labels). */
 static void fields(const where_t *w, int64_t root, const double *f,
                    const int64_t *a)
 {
@@ -388,7 +440,7 @@ static void fields(const where_t *w, int64_t root, const double *f,
         if (gv_rank() == 0)
             printf(" root=%lld reached=%lld depth=%lld\n",
                    (long long)root, (long long)r[0], (long long)r[1]);
-    } else if (O.app == APP_CC) {
+    } else if ((O.app == APP_CC) || (O.app == APP_CCNATIVE)) {
         int64_t *cnt = calloc((size_t)(w->nverts > 0 ? w->nverts : 1), 8);
         int64_t  comps = 0, largest = 0;
 
@@ -452,7 +504,7 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
     int64_t *deg    = malloc((size_t)(g->nverts > 0 ? g->nverts : 1) * 8);
     int64_t  root   = pick_root(g), first_root = root, first_reached = 0;
     int64_t  first_depth = -1;
-    double   sum_inv = 0, sum_t = 0;
+    double   sum_inv = 0, sum_t = 0, sum_cpu = 0;
     uint64_t s       = O.seed * 0x9E3779B97F4A7C15ull + 7;
     int      levels  = 0;
 
@@ -475,10 +527,14 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
                 root = (int64_t)((z ^ (z >> 31)) % (uint64_t)g->nverts);
             } while ((deg[root] == 0) && (++tries < 1000000));
         }
+        double c0;
+
         check(gv_coll_barrier(), "a barrier");
+        c0 = cpu_s();
         t0 = gv_wtime();
         check(gv_bfs500(g, root, parent, vo, &st), "bfs500");
         t = gv_wtime() - t0;
+        sum_cpu += cpu_s() - c0;
         check(gv_allreduce(&t, 1, GV_DOUBLE, GV_MAX), "a reduction");
         check(gv_bfs500_validate(g, root, parent, &edges, &depth),
               "the Graph500 validation");
@@ -506,7 +562,8 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
                     (long long)edges, t, (t > 0) ? (double)edges / t : 0.0);
         gv_vx_stats_free(&st);
     }
-    head(g->nverts, el, load_s, build_s, sum_t / O.roots, levels);
+    head(g->nverts, el, load_s, build_s, sum_t / O.roots, sum_cpu / O.roots,
+         levels);
     if (gv_rank() == 0)
         printf(" root=%lld reached=%lld depth=%lld roots=%d valid=%d "
                "teps_hmean=%.6g\n", (long long)first_root,
@@ -528,7 +585,7 @@ static void run_linalg(gv_edgelist_t *el, double load_s)
     unsigned flags = undirected ? GV_GRAPH_UNDIRECTED_SIMPLE
                                 : GV_GRAPH_DIRECTED_SIMPLE;
     int64_t  root = -1;
-    double   t0, build_s, run_s;
+    double   t0, c0, build_s, run_s;
     double  *f = NULL;
     int64_t *a = NULL, *b = NULL;
     int      iters = 0;
@@ -569,6 +626,7 @@ static void run_linalg(gv_edgelist_t *el, double load_s)
         gv_abort(1, "gvgraph: out of memory");
     check(gv_coll_barrier(), "a barrier");
     t0 = gv_wtime();
+    c0 = cpu_s();
     switch (O.app) {
     case APP_PR:
         rc = gv_la_pagerank(&A, O.iters, O.tol, f, &iters, &lo, &st);
@@ -584,6 +642,7 @@ static void run_linalg(gv_edgelist_t *el, double load_s)
         break;
     }
     run_s = gv_wtime() - t0;
+    c0    = cpu_s() - c0;
     check(rc, app_names[O.app]);
     check(gv_allreduce(&run_s, 1, GV_DOUBLE, GV_MAX), "a reduction");
     iters = st.iters;
@@ -592,7 +651,7 @@ static void run_linalg(gv_edgelist_t *el, double load_s)
 
         if (O.output != NULL)
             write_output(&w, a, b, f);
-        head(A.n, el, load_s, build_s, run_s, iters);
+        head(A.n, el, load_s, build_s, run_s, c0, iters);
         fields(&w, root, f, a);
     }
     gv_la_stats_free(&st);
@@ -613,8 +672,7 @@ static void run(void *arg)
     gv_vx_stats_t   st = {0};
     gv_status_t     rc;
     double          t0, load_s, build_s, run_s;
-    int             undirected = (O.app == APP_BFS) || (O.app == APP_CC) ||
-                                 (O.app == APP_BFS500);
+    int             undirected = (O.app != APP_PR) && (O.app != APP_SSSP);
 
     (void)arg;
     memset(&el, 0, sizeof(el));
@@ -665,6 +723,7 @@ static void run(void *arg)
         double  *f = NULL;
         int64_t *a = NULL, *b = NULL;
         int      iters = 0;
+        double   c0;
 
         if ((O.app == APP_PR) || (O.app == APP_SSSP))
             f = malloc(n * sizeof(double));
@@ -675,6 +734,7 @@ static void run(void *arg)
         if (((f == NULL) && (a == NULL)) || ((O.app == APP_BFS) && !b))
             gv_abort(1, "gvgraph: out of memory");
         check(gv_coll_barrier(), "a barrier");
+        c0 = cpu_s();
         t0 = gv_wtime();
         switch (O.app) {
         case APP_PR:
@@ -686,24 +746,25 @@ static void run(void *arg)
         case APP_CC:
             rc = gv_vx_cc(&g, a, &vo, &st);
             break;
+        case APP_CCNATIVE:
+            rc = gv_vx_cc_native(&g, a, &vo, &st);
+            break;
         default:
-            rc = gv_vx_sssp(&g, root, f, &vo, &st);
+            rc = gv_vx_sssp(&g, root, O.delta, f, &vo, &st);
             break;
         }
         run_s = gv_wtime() - t0;
+        c0    = cpu_s() - c0;
         check(rc, app_names[O.app]);
         check(gv_allreduce(&run_s, 1, GV_DOUBLE, GV_MAX), "a reduction");
         if (O.app != APP_PR)
             iters = st.steps;
-        if (O.output != NULL) {
-            where_t w = {&g, g.nverts, g.nlocal, 0};
-
-            write_output(&w, a, b, f);
-        }
-        head(g.nverts, &el, load_s, build_s, run_s, iters);
         {
             where_t w = {&g, g.nverts, g.nlocal, 0};
 
+            if (O.output != NULL)
+                write_output(&w, a, b, f);
+            head(g.nverts, &el, load_s, build_s, run_s, c0, iters);
             fields(&w, root, f, a);
         }
         gv_vx_stats_free(&st);

@@ -70,13 +70,16 @@ gv_status_t gv_vx_bfs(const gv_graph_t *g, int64_t root, int64_t *parent,
     gv_status_t  rc;
 
     if ((root < 0) || (root >= g->nverts)) {
-        gv__vx_err("bfs: root %lld is not a vertex (0..%lld)",
+        gv__vx_err0("bfs: root %lld is not a vertex (0..%lld)",
                    (long long)root, (long long)g->nverts - 1);
         return GV_ERR_INVALID;
     }
     st = malloc((size_t)(g->nlocal > 0 ? g->nlocal : 1) * sizeof(*st));
-    if (st == NULL)
-        return GV_ERR_NO_MEMORY;
+    rc = gv__vx_agree(st != NULL ? GV_OK : GV_ERR_NO_MEMORY);
+    if (rc != GV_OK) {
+        free(st);
+        return rc;
+    }
     if (opts != NULL)
         o = *opts;
     o.arg = &root;

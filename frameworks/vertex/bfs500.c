@@ -87,7 +87,7 @@ gv_status_t gv_bfs500(const gv_graph_t *g, int64_t root, int64_t *parent,
         opts = &defaults;
     memset(&st, 0, sizeof(st));
     if ((root < 0) || (root >= g->nverts)) {
-        gv__vx_err("bfs500: root %lld is not a vertex (0..%lld)",
+        gv__vx_err0("bfs500: root %lld is not a vertex (0..%lld)",
                    (long long)root, (long long)g->nverts - 1);
         return GV_ERR_INVALID;
     }
@@ -299,7 +299,7 @@ gv_status_t gv_bfs500_validate(const gv_graph_t *g, int64_t root,
     gv_status_t rc;
 
     if ((root < 0) || (root >= n)) {
-        gv__vx_err("bfs500 validation: root %lld is not a vertex",
+        gv__vx_err0("bfs500 validation: root %lld is not a vertex",
                    (long long)root);
         return GV_ERR_INVALID;
     }

@@ -53,6 +53,19 @@ void gv__vx_err(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+void gv__vx_err0(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (gv_rank() != 0)
+        return;
+    fprintf(stderr, "[%04d] ERROR vertex: ", gv_rank());
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 gv_vx_word_t gv__vx_identity(gv_vx_op_t op, gv_vx_word_t custom)
 {
     gv_vx_word_t w;
@@ -61,9 +74,22 @@ gv_vx_word_t gv__vx_identity(gv_vx_op_t op, gv_vx_word_t custom)
     case GV_VX_SUM_F64: w.f = 0.0; break;
     case GV_VX_MIN_I64: w.i = INT64_MAX; break;
     case GV_VX_MIN_F64: w.f = INFINITY; break;
+    case GV_VX_SUM_I64: w.i = 0; break;
     default: w = custom; break;
     }
     return w;
+}
+
+gv_status_t gv__vx_agree(gv_status_t rc)
+{
+    int64_t     bad = (rc != GV_OK);
+    gv_status_t s2  = gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
+
+    if (rc != GV_OK)
+        return rc;
+    if (s2 != GV_OK)
+        return s2;
+    return bad ? GV_ERR_NO_MEMORY : GV_OK;
 }
 
 #define RED_CHUNK ((size_t)1 << 17) /* elements of one gv_allreduce */
@@ -172,7 +198,7 @@ gv_status_t gv__vx_ghosts_build(const gv_graph_t *g, int use_out, int use_in,
     memset(gh, 0, sizeof(*gh));
     gh->nl = g->nlocal;
     if (g->nverts + g->nranks >= INT32_MAX) {
-        gv__vx_err("%lld vertices: the engine numbers them in 31 bits",
+        gv__vx_err0("%lld vertices: the engine numbers them in 31 bits",
                    (long long)g->nverts);
         return GV_ERR_INVALID;
     }
@@ -333,7 +359,7 @@ static gv_status_t setup_native(vx_t *x)
 
         st = gv_sym_alloc(len, 64, &sym_off);
         if (st != GV_OK) {
-            gv__vx_err("GV_AMO=native: no room for %zu bytes of vertex "
+            gv__vx_err0("GV_AMO=native: no room for %zu bytes of vertex "
                        "accumulators in the symmetric heap (raise GV_HEAP)",
                        len);
             return st;
@@ -382,6 +408,9 @@ static inline void push(vx_t *x, const eset_t *es, int64_t i, gv_vx_word_t v)
     case GV_VX_MIN_F64:
         PUSH_LOOP(if (u.f < d->f) d->f = u.f);
         break;
+    case GV_VX_SUM_I64:
+        PUSH_LOOP(d->i += u.i);
+        break;
     default:
         PUSH_LOOP(*d = p->sum(*d, u));
         break;
@@ -402,9 +431,10 @@ static void push_dir(vx_t *x, gv_vx_dir_t d, int64_t i, gv_vx_word_t v,
         push(x, &x->in, i, v);
 }
 
-/* Native: combine each touched ghost into its owner's word with remote
- * compare-and-swap loops (min of int64 or of non-negative doubles, which
- * order as their bits do; double add), many in flight at once. */
+/* Native: combine each ghost that got a value into its owner's word with
+ * a remote atomic add (int64 sums) or compare-and-swap loops (min of int64
+ * or of non-negative doubles, which order as their bits do; double add),
+ * many in flight at once. */
 #define CAS_BATCH 4096
 
 static gv_status_t ship_native(vx_t *x)
@@ -418,7 +448,7 @@ static gv_status_t ship_native(vx_t *x)
         st = GV_ERR_NO_MEMORY;
         goto out;
     }
-    for (int d = 1; d <= x->P && st == GV_OK; d++) {
+    for (int d = 1; d < x->P && st == GV_OK; d++) {
         int     r = (x->me + d) % x->P;
         int64_t k = x->gstart[r], end = x->gstart[r + 1];
 
@@ -431,6 +461,16 @@ static gv_status_t ship_native(vx_t *x)
                 pend[n]   = k;
                 expv[n++] = x->id.u;
                 x->remote++;
+            }
+            if (x->p->op == GV_VX_SUM_I64) {
+                /* A plain remote atomic add: no loop. */
+                for (int j = 0; (j < n) && (st == GV_OK); j++)
+                    st = gv_amo64(GV_AMO_ADD, r,
+                                  x->sym_off + 8 * (uint64_t)x->gidx[pend[j]],
+                                  x->sl[x->nl + pend[j]].u, 0, NULL);
+                if (st == GV_OK)
+                    st = gv_rma_flush(r);
+                n = 0;
             }
             while ((n > 0) && (st == GV_OK)) {
                 int m = 0;
@@ -561,11 +601,12 @@ void gv__vx_step_print(const gv_vx_stats_t *st, int k, int label, FILE *f)
     fprintf(f,
             "superstep %d active=%lld scattered=%lld edges=%lld remote=%lld "
             "msgs=%llu bytes=%llu gather_s=%.4f apply_s=%.4f "
-            "exchange_s=%.4f seconds=%.4f\n",
+            "exchange_s=%.4f seconds=%.4f%s\n",
             label, (long long)t->active, (long long)t->scattered,
             (long long)t->edges, (long long)t->remote,
             (unsigned long long)t->msgs, (unsigned long long)t->bytes,
-            t->gather_s, t->apply_s, t->exchange_s, t->seconds);
+            t->gather_s, t->apply_s, t->exchange_s, t->seconds,
+            t->bottom_up ? " bottom-up" : "");
     fflush(f);
 }
 
@@ -617,26 +658,26 @@ static gv_status_t check_program(const gv_graph_t *g,
         ((unsigned)p->gather_dir > GV_VX_BOTH) ||
         ((unsigned)p->scatter_dir > GV_VX_BOTH) ||
         ((unsigned)p->op > GV_VX_CUSTOM)) {
-        gv__vx_err("bad vertex program: apply() is required, directions "
+        gv__vx_err0("bad vertex program: apply() is required, directions "
                    "are none/in/out/both, op one of gv_vx_op_t");
         return GV_ERR_INVALID;
     }
     if ((p->op == GV_VX_CUSTOM) && (p->sum == NULL)) {
-        gv__vx_err("bad vertex program: GV_VX_CUSTOM needs sum()");
+        gv__vx_err0("bad vertex program: GV_VX_CUSTOM needs sum()");
         return GV_ERR_INVALID;
     }
     if ((p->gather_dir != GV_VX_NONE) && (p->gather == NULL)) {
-        gv__vx_err("bad vertex program: a gather direction needs gather()");
+        gv__vx_err0("bad vertex program: a gather direction needs gather()");
         return GV_ERR_INVALID;
     }
     if ((p->scatter_dir != GV_VX_NONE) && (p->scatter == NULL)) {
-        gv__vx_err("bad vertex program: a scatter direction needs "
+        gv__vx_err0("bad vertex program: a scatter direction needs "
                    "scatter()");
         return GV_ERR_INVALID;
     }
     need_in = (p->gather_dir & GV_VX_OUT) || (p->scatter_dir & GV_VX_IN);
     if (need_in && (g->in_off == NULL)) {
-        gv__vx_err("this vertex program needs in-edges: build the graph "
+        gv__vx_err0("this vertex program needs in-edges: build the graph "
                    "with GV_GRAPH_IN_EDGES");
         return GV_ERR_INVALID;
     }
@@ -758,10 +799,13 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
             void        *s = sp + (size_t)i * prog->state_size;
             gv_vx_word_t m;
 
+            int          r;
+
             if (!active[i])
                 continue;
-            active[i] = 0;
-            if (!prog->apply(g, i, s, acc[i], hasacc[i], x.arg) || last ||
+            r         = prog->apply(g, i, s, acc[i], hasacc[i], x.arg);
+            active[i] = (r == GV_VX_HOLD) ? 2 : 0; /* 2: active next too */
+            if ((r == 0) || (r == GV_VX_HOLD) || last ||
                 (prog->scatter_dir == GV_VX_NONE))
                 continue;
             if (prog->scatter(g, i, s, &m, x.arg)) {
@@ -783,7 +827,7 @@ gv_status_t gv_vx_run(const gv_graph_t *g, const gv_vx_program_t *prog,
                 gv__vx_combine(prog->op, &acc[i], x.sl[i], prog->sum);
                 hasacc[i] = 1;
             }
-            active[i] = got;
+            active[i] = got || (active[i] == 2);
         }
         clear_local(&x);
         gv_am_stats(&a1);

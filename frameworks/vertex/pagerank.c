@@ -104,14 +104,17 @@ gv_status_t gv_vx_pagerank(const gv_graph_t *g, int iters, double tol,
     gv_status_t   rc;
 
     if ((iters < 0) || !(tol >= 0) || ((iters == 0) && (tol == 0))) {
-        gv__vx_err("pagerank: iterations %d and tolerance %g: give a "
+        gv__vx_err0("pagerank: iterations %d and tolerance %g: give a "
                    "positive number of iterations, a positive tolerance, "
                    "or both", iters, tol);
         return GV_ERR_INVALID;
     }
     st = malloc((size_t)(g->nlocal > 0 ? g->nlocal : 1) * sizeof(*st));
-    if (st == NULL)
-        return GV_ERR_NO_MEMORY;
+    rc = gv__vx_agree(st != NULL ? GV_OK : GV_ERR_NO_MEMORY);
+    if (rc != GV_OK) {
+        free(st);
+        return rc;
+    }
     if (opts != NULL)
         o = *opts;
     o.arg            = &a;

@@ -29,12 +29,12 @@ gv_status_t gv_vx_root_maxdeg(const gv_graph_t *g, int64_t *root_p)
     gv_status_t rc;
 
     if (!sym && (g->in_off == NULL)) {
-        gv__vx_err("maxdeg root: the graph is neither symmetrized nor has "
+        gv__vx_err0("maxdeg root: the graph is neither symmetrized nor has "
                    "in-edges");
         return GV_ERR_INVALID;
     }
     if (g->nverts == 0) {
-        gv__vx_err("maxdeg root: the graph has no vertices");
+        gv__vx_err0("maxdeg root: the graph has no vertices");
         return GV_ERR_INVALID;
     }
     for (int64_t i = 0; i < g->nlocal; i++) {

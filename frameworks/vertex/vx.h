@@ -30,6 +30,8 @@ gv_status_t gv__vx_ghosts_get(const gv_graph_t *g, int use_out, int use_in,
 
 /** Log an error of the vertex framework once, with the rank. */
 void gv__vx_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** The same for an error every rank decides alike: rank 0 says it. */
+void gv__vx_err0(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /** Combine @a v into *@a dst with a built-in operator. */
 static inline void gv__vx_combine(gv_vx_op_t op, gv_vx_word_t *dst,
@@ -49,6 +51,9 @@ static inline void gv__vx_combine(gv_vx_op_t op, gv_vx_word_t *dst,
         if (v.f < dst->f)
             dst->f = v.f;
         break;
+    case GV_VX_SUM_I64:
+        dst->i += v.i;
+        break;
     default:
         *dst = sum(*dst, v);
         break;
@@ -64,6 +69,10 @@ gv_status_t gv__vx_allreduce_i64(int64_t *buf, size_t n, gv_redop_t op);
 /** Collective: OR of bitmaps of @a nwords words in which every bit is set
  *  by at most one rank (the owner of its vertex): a sum, chunked. */
 gv_status_t gv__vx_allreduce_bits(uint64_t *bits, size_t nwords);
+
+/** Collective: GV_OK if @a rc is GV_OK on every rank, else the error of
+ *  this rank (or GV_ERR_NO_MEMORY for a failure elsewhere). */
+gv_status_t gv__vx_agree(gv_status_t rc);
 
 /** Print step @a k of @a st, labelled @a label (rank 0 only). */
 void gv__vx_step_print(const gv_vx_stats_t *st, int k, int label, FILE *f);

@@ -218,7 +218,7 @@ Test(linalg, gvgraph_errors, .timeout = 120)
     static const struct {
         const char *args, *expect;
     } bad[] = {
-        {"bfs500 --kron 8 --engine linalg", "bfs500 is the vertex engine's"},
+        {"bfs500 --kron 8 --engine linalg", "bfs500 is written natively"},
         {"cc --kron 8 --engine linalg --placement block",
          "--placement is the vertex engine's"},
         {"cc --kron 8 --engine matrix", "--engine 'matrix' unknown"},

@@ -431,7 +431,7 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
         MR_OK(gv_la_sssp(&Aw, root, x, NULL, NULL));
         d = seg_f64(&Aw, x);
         CHK(chk_check_sssp(&f.e, root, d, msg, sizeof(msg)), "sssp");
-        MR_OK(gv_vx_sssp(&gd, root, xv, NULL, NULL));
+        MR_OK(gv_vx_sssp(&gd, root, -1.0, xv, NULL, NULL));
         dv = graph_f64(&gd, xv);
         for (int64_t v = 0; v < Aw.n; v++)
             MR_CHECK((d[v] == dv[v]) || (fabs(d[v] - dv[v]) <=

@@ -128,6 +128,94 @@ static double *dense_f64(const gv_graph_t *g, const double *local)
 #define CHK(_call, _what)                                                    \
     MR_CHECK((_call) == 0, "%s on %s: %s", _what, name, msg)
 
+/* ---- the engine's own API: gathers in both directions, int64 sums (native
+ * atomic adds) and a custom operator (always by messages) -------------- */
+
+static int one(const gv_graph_t *g, int64_t i, const void *state,
+               gv_vx_word_t *v, void *arg)
+{
+    (void)state;
+    (void)arg;
+    (void)g;
+    (void)i;
+    v->i = 1;
+    return 1;
+}
+
+static int my_id(const gv_graph_t *g, int64_t i, const void *state,
+                 gv_vx_word_t *v, void *arg)
+{
+    (void)state;
+    (void)arg;
+    v->i = gv_graph_global(g, i);
+    return 1;
+}
+
+static int keep(const gv_graph_t *g, int64_t i, void *state, gv_vx_word_t acc,
+                int has_acc, void *arg)
+{
+    (void)g;
+    (void)i;
+    (void)arg;
+    *(int64_t *)state = has_acc ? acc.i : -7;
+    return 0;
+}
+
+static gv_vx_word_t max_sum(gv_vx_word_t a, gv_vx_word_t b)
+{
+    return (a.i > b.i) ? a : b;
+}
+
+static void check_engine(const char *name, const gv_graph_t *g)
+{
+    static const gv_vx_program_t indeg = {
+        .state_size = 8, .gather_dir = GV_VX_IN, .op = GV_VX_SUM_I64,
+        .gather = one, .apply = keep};
+    static const gv_vx_program_t outdeg = {
+        .state_size = 8, .gather_dir = GV_VX_OUT, .op = GV_VX_SUM_I64,
+        .gather = one, .apply = keep};
+    static const gv_vx_program_t maxin = {
+        .state_size = 8, .gather_dir = GV_VX_IN, .op = GV_VX_CUSTOM,
+        .sum = max_sum, .identity = {.i = -1}, .gather = my_id,
+        .apply = keep};
+    static const gv_vx_program_t bad = {.state_size = 8, .gather_dir = GV_VX_IN,
+                                        .op = GV_VX_SUM_I64, .apply = keep};
+    int64_t      *s = malloc((size_t)(g->nlocal + 1) * 8);
+    gv_vx_stats_t st;
+
+    MR_CHECK(s != NULL, "out of memory");
+    MR_OK(gv_vx_run(g, &indeg, s, NULL, &st));
+    MR_CHECK((st.steps == 1) || (g->nverts == 0), "%s: in-degree run took %d "
+             "supersteps", name, st.steps);
+    MR_CHECK(st.native == gv_dsm_amo_native(), "%s: native %d, GV_AMO says "
+             "%d", name, st.native, gv_dsm_amo_native());
+    gv_vx_stats_free(&st);
+    for (int64_t i = 0; i < g->nlocal; i++)
+        MR_CHECK(s[i] == (g->in_deg[i] ? g->in_deg[i] : -7), "%s: vertex "
+                 "%lld gathered in-degree %lld, the graph says %lld", name,
+                 (long long)gv_graph_global(g, i), (long long)s[i],
+                 (long long)g->in_deg[i]);
+    MR_OK(gv_vx_run(g, &outdeg, s, NULL, NULL));
+    for (int64_t i = 0; i < g->nlocal; i++)
+        MR_CHECK(s[i] == (g->out_deg[i] ? g->out_deg[i] : -7), "%s: vertex "
+                 "%lld gathered out-degree %lld, the graph says %lld", name,
+                 (long long)gv_graph_global(g, i), (long long)s[i],
+                 (long long)g->out_deg[i]);
+    MR_OK(gv_vx_run(g, &maxin, s, NULL, NULL));
+    for (int64_t i = 0; i < g->nlocal; i++) {
+        int64_t n = g->in_off[i + 1] - g->in_off[i];
+        int64_t want = n ? g->in_src[g->in_off[i + 1] - 1] : -7;
+
+        MR_CHECK(s[i] == want, "%s: vertex %lld: largest in-neighbour %lld, "
+                 "expected %lld", name, (long long)gv_graph_global(g, i),
+                 (long long)s[i], (long long)want);
+    }
+    /* A program without its gather() is refused on every rank. */
+    MR_CHECK(gv_vx_run(g, &bad, s, NULL, NULL) == GV_ERR_INVALID,
+             "%s: a program without gather() was accepted", name);
+    free(s);
+}
+
 /* ---- one graph --------------------------------------------------------------- */
 
 static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
@@ -164,6 +252,7 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
     }
     if (root < 0)
         root = r_ref;
+    check_engine(name, &gd);
 
     /* PageRank: 1, 7 and 20 sweeps, with and without attached tables. */
     for (int k = 0; k < 3; k++) {
@@ -205,10 +294,15 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
     if (gd.nverts > 0) {
         double *d;
 
-        MR_OK(gv_vx_sssp(&gd, root, x, NULL, NULL));
-        d = dense_f64(&gd, x);
-        CHK(chk_check_sssp(&f.e, root, d, msg, sizeof(msg)), "sssp");
-        free(d);
+        /* Delta-stepping (auto and narrow buckets) and Bellman-Ford. */
+        static const double deltas[] = {0, 0.05, -1};
+
+        for (int k = 0; k < 3; k++) {
+            MR_OK(gv_vx_sssp(&gd, root, deltas[k], x, NULL, NULL));
+            d = dense_f64(&gd, x);
+            CHK(chk_check_sssp(&f.e, root, d, msg, sizeof(msg)), "sssp");
+            free(d);
+        }
     }
 
     /* BFS and CC through the engine. */
@@ -229,6 +323,10 @@ static void check_graph(const char *name, gv_edgelist_t *el, int64_t root)
         MR_OK(gv_vx_cc(&gu, a, NULL, NULL));
         lab = dense_i64(&gu, a);
         CHK(chk_check_cc(&f.e, lab, msg, sizeof(msg)), "cc");
+        free(lab);
+        MR_OK(gv_vx_cc_native(&gu, a, NULL, NULL));
+        lab = dense_i64(&gu, a);
+        CHK(chk_check_cc(&f.e, lab, msg, sizeof(msg)), "cc (native)");
         free(lab);
     }
 

@@ -7,10 +7,12 @@
  * Model. A vertex program is a struct of callbacks over a gv_graph_t
  * (grapevine/fw/graph.h). The engine runs synchronous supersteps:
  *
- *   gather   every vertex with a gather direction contributes one value
- *            (gather()) along its edges, changed per edge by edge(); the
- *            values reaching a vertex are combined with the program's sum
- *            into its accumulator. "In" gathers the in-neighbours' values
+ *   gather   every vertex contributes one value (gather()) along its
+ *            edges, changed per edge by edge(); the values reaching a
+ *            vertex are combined with the program's sum into its
+ *            accumulator (computed for every vertex, used by the active
+ *            ones: the gathers travel as pushes from the neighbours, so
+ *            that each rank reads only its own vertices' state). "In" gathers the in-neighbours' values
  *            (contributed along out-edges); "out" the out-neighbours'
  *            (along in-edges: the graph needs GV_GRAPH_IN_EDGES).
  *            With delta caching, gather runs in the first superstep only:
@@ -39,10 +41,12 @@
  * batches of (vertex, value) applied by the owner with the program's sum
  * (active messages), or, when the job runs with GV_AMO=native and the sum
  * is a built-in word operation, one transport remote atomic per ghost
- * (an add, or a compare-and-swap loop for min and floating-point add)
- * on the owner's accumulator word in the symmetric heap.
+ * (an atomic add for int64 sums, a compare-and-swap loop for min and for
+ * double add) on the owner's accumulator word in the symmetric heap.
  *
- * Values are one 64-bit word (gv_vx_word_t). Collective: gv_vx_run()
+ * Values are one 64-bit word (gv_vx_word_t); graphs up to 2^31 - P
+ * vertices. gv_bfs500() and gv_vx_cc_native() always send batches of
+ * messages (GV_AMO does not change them). Collective: gv_vx_run()
  * and every application below are called by every rank, in the same
  * order, from the function given to gv_run_all().
  */
@@ -79,8 +83,13 @@ typedef enum {
     GV_VX_SUM_F64 = 0, /**< double +, identity 0.0                     */
     GV_VX_MIN_I64 = 1, /**< signed min, identity INT64_MAX              */
     GV_VX_MIN_F64 = 2, /**< min of non-negative doubles, identity +inf  */
-    GV_VX_CUSTOM  = 3, /**< the program's sum(); identity given          */
+    GV_VX_SUM_I64 = 3, /**< int64 + (native: one remote atomic add)     */
+    GV_VX_CUSTOM  = 4, /**< the program's sum(); identity given; always
+                            by messages                                 */
 } gv_vx_op_t;
+
+/** What apply() returns to stay active without scattering. */
+#define GV_VX_HOLD 2
 
 /** A vertex program. Callbacks get the graph, the vertex's local index
  *  @a i (its global id is gv_graph_global(g, i)), its state, and the run's
@@ -105,8 +114,10 @@ typedef struct gv_vx_program {
      *  on an unweighted graph). NULL: the value as it is. */
     gv_vx_word_t (*edge)(gv_vx_word_t value, float w, void *arg);
     /** Update an active vertex. @a has_acc is 0 when nothing was gathered
-     *  or received (then @a acc is the identity). Return non-zero to
-     *  scatter. Required. */
+     *  or received (then @a acc is the identity). Return 0 to rest,
+     *  GV_VX_HOLD to stay active in the next superstep without scattering
+     *  (work put off, as delta-stepping puts off its later buckets), any
+     *  other value to scatter. Required. */
     int (*apply)(const gv_graph_t *g, int64_t i, void *state,
                  gv_vx_word_t acc, int has_acc, void *arg);
     /** The message vertex i sends along its scatter edges; return 0 to
@@ -231,13 +242,32 @@ gv_status_t gv_vx_cc(const gv_graph_t *g, int64_t *label,
                      const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
 
 /**
- * Single-source shortest paths by Bellman-Ford-style relaxation through
- * the engine (only vertices whose distance fell scatter), on a directed
- * graph with float weights (weight 1 if unweighted). @a dist is +inf for
- * vertices not reached. Weights must be non-negative (GV_ERR_INVALID).
+ * Connected components written natively on the graph (not through the
+ * engine): union-find over the edges within a rank, then rounds in which
+ * components exchange their smallest labels over the edges that cross
+ * ranks (combined per remote vertex at the sender, sent in batches), a
+ * component taking a smaller label as a whole. The same labels as
+ * gv_vx_cc() (smallest id of the component) in fewer rounds and edge
+ * visits. stats_p->step[k] is round k (active: border vertices that
+ * spoke; scattered: components whose label fell).
  */
-gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double *dist,
-                       const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+gv_status_t gv_vx_cc_native(const gv_graph_t *g, int64_t *label,
+                            const gv_vx_opts_t *opts, gv_vx_stats_t *stats_p);
+
+/**
+ * Single-source shortest paths through the engine, on a directed graph
+ * with float weights (weight 1 if unweighted; distances summed in
+ * double), by delta-stepping: a vertex whose distance fell scatters once
+ * its distance is below the current bucket's end (a multiple of @a
+ * delta), and holds (stays active, GV_VX_HOLD) until then; when nothing
+ * scatters, the bucket moves on to the smallest held distance. @a delta
+ * 0 picks the largest weight / the average out-degree; @a delta < 0 is
+ * Bellman-Ford (every improved vertex scatters at once). @a dist is +inf
+ * for vertices not reached. Weights must be non-negative (GV_ERR_INVALID).
+ */
+gv_status_t gv_vx_sssp(const gv_graph_t *g, int64_t root, double delta,
+                       double *dist, const gv_vx_opts_t *opts,
+                       gv_vx_stats_t *stats_p);
 
 /* ------------------------------------------------------------------------ */
 /* The Graph500 BFS, written natively on the graph (not through the engine) */
