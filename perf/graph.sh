@@ -221,29 +221,35 @@ agree=$?
 mv "$CSV.tmp" "$CSV"
 
 # The table: median algorithm time per configuration, and the ratio to
-# GraphBLAS at as many threads as ranks.
+# GraphBLAS at as many threads as ranks; then the median CPU seconds of the
+# algorithm (summed over ranks or threads) and its ratio, which a machine
+# shared with other jobs distorts less than elapsed time.
 TABLE=$OUT/graph.dat
 awk -F, 'NR > 1 && $7 == "ok" && $4 <= 2 {
-        key = $3 SUBSEP $1 SUBSEP $2 SUBSEP $4 SUBSEP $5; n[key]++; v[key, n[key]] = $10 }
+        key = $3 SUBSEP $1 SUBSEP $2 SUBSEP $4 SUBSEP $5; n[key]++; v[key, n[key]] = $10; c[key, n[key]] = $11 }
+    function median(k, arr,    m, i, j, x, s) {
+        m = n[k]; for (i = 1; i <= m; i++) s[i] = arr[k, i] + 0
+        for (i = 2; i <= m; i++) { x = s[i]; j = i - 1; while (j > 0 && s[j] > x) { s[j + 1] = s[j]; j-- } s[j + 1] = x }
+        return s[int((m + 1) / 2)]
+    }
     END {
         for (k in n) {
-            m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]
-            for (i = 2; i <= m; i++) { x = s[i]; j = i - 1; while (j > 0 && s[j] > x) { s[j + 1] = s[j]; j-- } s[j + 1] = x }
-            med[k] = s[int((m + 1) / 2)]
-            split(k, f, SUBSEP); if (f[2] == "graphblas") g[f[1], f[4]] = med[k]
+            med[k] = median(k, v); cmed[k] = median(k, c)
+            split(k, f, SUBSEP); if (f[2] == "graphblas") { g[f[1], f[4]] = med[k]; gc[f[1], f[4]] = cmed[k] }
         }
-        printf "%-9s %-22s %10s %8s\n", "app", "configuration", "run_s", "x grb"
+        printf "%-9s %-22s %10s %8s %10s %8s\n", "app", "configuration", "run_s", "x grb", "cpu_s", "x grb"
         for (k in n) {
             split(k, f, SUBSEP)
             label = (f[2] == "graphblas") ? "graphblas " f[4] "t" : f[3] " " f[5] " " f[4] "r"
             r = ((f[1], f[4]) in g && g[f[1], f[4]] > 0) ? sprintf("%.2f", med[k] / g[f[1], f[4]]) : "-"
-            printf "%-9s %-22s %10.4f %8s\n", f[1], label, med[k], r
+            rc = ((f[1], f[4]) in gc && gc[f[1], f[4]] > 0) ? sprintf("%.2f", cmed[k] / gc[f[1], f[4]]) : "-"
+            printf "%-9s %-22s %10.4f %8s %10.4f %8s\n", f[1], label, med[k], r, cmed[k], rc
         }
     }' "$CSV" | { read -r hdr; echo "$hdr"; sort; } | tee "$TABLE.txt"
 
 # The chart: one cluster per application, one bar per configuration.
-awk 'NR > 1 { label = $2; for (i = 3; i < NF - 1; i++) label = label "_" $i
-              app[$1] = 1; cfg[label] = 1; t[$1, label] = $(NF - 1) }
+awk 'NR > 1 { label = $2; for (i = 3; i < NF - 3; i++) label = label "_" $i
+              app[$1] = 1; cfg[label] = 1; t[$1, label] = $(NF - 3) }
      END {
         nc = 0; for (c in cfg) cols[++nc] = c
         for (i = 2; i <= nc; i++) { x = cols[i]; j = i - 1; while (j > 0 && cols[j] > x) { cols[j + 1] = cols[j]; j-- } cols[j + 1] = x }
