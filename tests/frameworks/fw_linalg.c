@@ -121,7 +121,7 @@ static void layouts(void)
     }
 }
 
-/* ---- helpers --------------------------------------------------------------- */
+/* ---- gathering and comparing ----------------------------------------------- */
 
 typedef struct {
     chk_edges_t e;
