@@ -1,5 +1,6 @@
-/* Internal to frameworks/linalg: error reporting and small functions shared by the
- * tiling, the engine and the applications. SPDX-License-Identifier: BSD-3-Clause */
+/* Internal to frameworks/linalg: error reporting and small functions
+ * shared by the tiling, the engine and the applications.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GV_FW_LINALG_LA_H
 #define GV_FW_LINALG_LA_H
 
