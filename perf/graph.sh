@@ -4,29 +4,37 @@
 # SuiteSparse:GraphBLAS (build/perf/grb_graph) on 1 and 2 threads and, in
 # the same run, Grapevine's gvgraph (build/bin/gvgraph) with each engine
 # on 1 and 2 ranks over shm and tcp, the configurations alternating within
-# each round. Writes OUT/graph.csv, OUT/graph.png (algorithm time per
-# application, per system and rank or thread count) and prints a table
-# with each time as a ratio to GraphBLAS at as many threads as ranks.
+# each round; then each engine on more ranks than cores (--over, over shm),
+# which measure the overheads of tiling, teams and messages, not speed-ups.
+# Writes OUT/graph.csv, OUT/graph.png (algorithm time per application, per
+# system and rank or thread count) and prints a table with each time as a
+# ratio to GraphBLAS at as many threads as ranks, a table of the
+# oversubscribed runs apart (nanoseconds per input edge, and the ratio to
+# the same engine on 2 ranks), and the linalg engine's breakdown (time in
+# Broadcast, Combine, waiting for partial outputs, Apply; bytes sent by
+# broadcasts and by partial outputs) from its --verbose total line.
 # Checks that every run's check fields agree with GraphBLAS's at one
 # thread. SPDX-License-Identifier: BSD-3-Clause
 #
 # usage: perf/graph.sh [--build DIR] [--out DIR] [--scale S] [--edgefactor E]
 #                      [--graph FILE.el] [--reps N] [--apps "pagerank bfs cc sssp"]
 #                      [--engines "vertex linalg"] [--iters N] [--timeout S]
-#                      [--plot-only]
+#                      [--over "4 8"] [--plot-only]
 #   --graph   use this edge list (and FILE.w beside it, for sssp) instead
 #             of OUT/kron<S>.el, which is written by build/perf/kron when
 #             absent and reused when present
 #   --reps N  rounds (default 3); each configuration runs once a round and
 #             the table and chart show the median algorithm time
 #   --iters N PageRank sweeps (default 20, tolerance 0)
+#   --over L  oversubscribed rank counts, each engine over shm, every round
+#             (default "4 8"; "" for none)
 #   --plot-only  redraw the chart and the table from an existing CSV
 # Every run is under `timeout`; a run that fails or times out stays in the
 # CSV with its status (its log in OUT/logs). Without build/bin/gvgraph the
 # Grapevine rows are skipped with a message, and GraphBLAS runs alone.
 #
 # CSV columns: system,engine,app,procs,transport,rep,status,load_s,build_s,
-#              run_s,run_cpu_s,iters,check_a,check_b
+#              run_s,run_cpu_s,iters,check_a,check_b,edges
 #   system graphblas (procs = threads, transport "-") or grapevine (procs =
 #   ranks); status ok | fail:<exit> | timeout | noline | mismatch; check_a
 #   and check_b are the application's check fields: PageRank sum and max,
@@ -48,6 +56,7 @@ ENGINES="vertex linalg"
 ITERS=20
 TMO=900
 PLOT_ONLY=0
+OVER="4 8"
 
 die() { echo "graph.sh: $*" >&2; exit 2; }
 posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 '$2': expected a positive integer"; }
@@ -65,6 +74,7 @@ while [ $# -gt 0 ]; do
     --engines) [ $# -ge 2 ] || die "--engines needs a list"; ENGINES=$2; shift ;;
     --iters) posint "$1" "${2:-}"; ITERS=$2; shift ;;
     --timeout) posint "$1" "${2:-}"; TMO=$2; shift ;;
+    --over) [ $# -ge 2 ] || die "--over needs a list (may be empty)"; OVER=$2; shift ;;
     --plot-only) PLOT_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "option '$1' unknown (see --help)" ;;
@@ -73,6 +83,9 @@ while [ $# -gt 0 ]; do
 done
 for a in $APPS; do
     case $a in pagerank | bfs | cc | sssp) ;; *) die "--apps: '$a' unknown (accepted: pagerank bfs cc sssp)" ;; esac
+done
+for p in $OVER; do
+    [[ $p =~ ^[1-9][0-9]*$ ]] && [ "$p" -gt 2 ] || die "--over: '$p': expected rank counts above 2"
 done
 for e in $ENGINES; do
     case $e in vertex | linalg) ;; *) die "--engines: '$e' unknown (accepted: vertex linalg)" ;; esac
@@ -115,7 +128,7 @@ run() {
         status=ok
     fi
     read -r a b <<<"$(checks "$app")"
-    echo "$sys,$eng,$app,$procs,$tl,$rep,$status,$(field load_s "$line"),$(field build_s "$line"),$(field run_s "$line"),$(field run_cpu_s "$line"),$(field iters "$line"),$(field "$a" "$line"),$(field "$b" "$line")" >>"$CSV"
+    echo "$sys,$eng,$app,$procs,$tl,$rep,$status,$(field load_s "$line"),$(field build_s "$line"),$(field run_s "$line"),$(field run_cpu_s "$line"),$(field iters "$line"),$(field "$a" "$line"),$(field "$b" "$line"),$(field edges "$line")" >>"$CSV"
     [ "$status" = ok ] || echo "    $status: see $log" >&2
 }
 
@@ -146,7 +159,7 @@ if [ $PLOT_ONLY = 0 ]; then
         echo "== $gvrun is not built: the Grapevine rows are skipped"
         HAVE_GV=0
     fi
-    echo "system,engine,app,procs,transport,rep,status,load_s,build_s,run_s,run_cpu_s,iters,check_a,check_b" >"$CSV"
+    echo "system,engine,app,procs,transport,rep,status,load_s,build_s,run_s,run_cpu_s,iters,check_a,check_b,edges" >"$CSV"
     echo "== $REPS round(s), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     for rep in $(seq 1 "$REPS"); do
         for app in $APPS; do
@@ -158,11 +171,23 @@ if [ $PLOT_ONLY = 0 ]; then
                     --nthreads "$t" "${extra[@]}"
                 [ $HAVE_GV = 1 ] || continue
                 for eng in $ENGINES; do
+                    verb=()
+                    [ "$eng" = linalg ] && verb=(--verbose)
                     for tl in shm tcp; do
                         run grapevine "$eng" "$app" "$t" "$tl" "$rep" env GV_TRANSPORT="$tl" \
                             "$gvrun" -n "$t" "$gvg" "$app" --input "$GRAPH" --engine "$eng" \
-                            "${extra[@]}"
+                            "${extra[@]}" "${verb[@]}"
                     done
+                done
+            done
+            [ $HAVE_GV = 1 ] || continue
+            for t in $OVER; do
+                for eng in $ENGINES; do
+                    verb=()
+                    [ "$eng" = linalg ] && verb=(--verbose)
+                    run grapevine "$eng" "$app" "$t" shm "$rep" env GV_TRANSPORT=shm \
+                        "$gvrun" -n "$t" "$gvg" "$app" --input "$GRAPH" --engine "$eng" \
+                        "${extra[@]}" "${verb[@]}"
                 done
             done
         done
@@ -196,29 +221,35 @@ agree=$?
 mv "$CSV.tmp" "$CSV"
 
 # The table: median algorithm time per configuration, and the ratio to
-# GraphBLAS at as many threads as ranks.
+# GraphBLAS at as many threads as ranks; then the median CPU seconds of the
+# algorithm (summed over ranks or threads) and its ratio, which a machine
+# shared with other jobs distorts less than elapsed time.
 TABLE=$OUT/graph.dat
-awk -F, 'NR > 1 && $7 == "ok" {
-        key = $3 SUBSEP $1 SUBSEP $2 SUBSEP $4 SUBSEP $5; n[key]++; v[key, n[key]] = $10 }
+awk -F, 'NR > 1 && $7 == "ok" && $4 <= 2 {
+        key = $3 SUBSEP $1 SUBSEP $2 SUBSEP $4 SUBSEP $5; n[key]++; v[key, n[key]] = $10; c[key, n[key]] = $11 }
+    function median(k, arr,    m, i, j, x, s) {
+        m = n[k]; for (i = 1; i <= m; i++) s[i] = arr[k, i] + 0
+        for (i = 2; i <= m; i++) { x = s[i]; j = i - 1; while (j > 0 && s[j] > x) { s[j + 1] = s[j]; j-- } s[j + 1] = x }
+        return s[int((m + 1) / 2)]
+    }
     END {
         for (k in n) {
-            m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]
-            for (i = 2; i <= m; i++) { x = s[i]; j = i - 1; while (j > 0 && s[j] > x) { s[j + 1] = s[j]; j-- } s[j + 1] = x }
-            med[k] = s[int((m + 1) / 2)]
-            split(k, f, SUBSEP); if (f[2] == "graphblas") g[f[1], f[4]] = med[k]
+            med[k] = median(k, v); cmed[k] = median(k, c)
+            split(k, f, SUBSEP); if (f[2] == "graphblas") { g[f[1], f[4]] = med[k]; gc[f[1], f[4]] = cmed[k] }
         }
-        printf "%-9s %-22s %10s %8s\n", "app", "configuration", "run_s", "x grb"
+        printf "%-9s %-22s %10s %8s %10s %8s\n", "app", "configuration", "run_s", "x grb", "cpu_s", "x grb"
         for (k in n) {
             split(k, f, SUBSEP)
             label = (f[2] == "graphblas") ? "graphblas " f[4] "t" : f[3] " " f[5] " " f[4] "r"
             r = ((f[1], f[4]) in g && g[f[1], f[4]] > 0) ? sprintf("%.2f", med[k] / g[f[1], f[4]]) : "-"
-            printf "%-9s %-22s %10.4f %8s\n", f[1], label, med[k], r
+            rc = ((f[1], f[4]) in gc && gc[f[1], f[4]] > 0) ? sprintf("%.2f", cmed[k] / gc[f[1], f[4]]) : "-"
+            printf "%-9s %-22s %10.4f %8s %10.4f %8s\n", f[1], label, med[k], r, cmed[k], rc
         }
     }' "$CSV" | { read -r hdr; echo "$hdr"; sort; } | tee "$TABLE.txt"
 
 # The chart: one cluster per application, one bar per configuration.
-awk 'NR > 1 { label = $2; for (i = 3; i < NF - 1; i++) label = label "_" $i
-              app[$1] = 1; cfg[label] = 1; t[$1, label] = $(NF - 1) }
+awk 'NR > 1 { label = $2; for (i = 3; i < NF - 3; i++) label = label "_" $i
+              app[$1] = 1; cfg[label] = 1; t[$1, label] = $(NF - 3) }
      END {
         nc = 0; for (c in cfg) cols[++nc] = c
         for (i = 2; i <= nc; i++) { x = cols[i]; j = i - 1; while (j > 0 && cols[j] > x) { cols[j + 1] = cols[j]; j-- } cols[j + 1] = x }
@@ -246,6 +277,43 @@ EOF
 else
     echo "graph.sh: gnuplot not found: no chart (the data is in $TABLE)" >&2
 fi
+# The oversubscribed runs apart: median time, nanoseconds per input edge,
+# and the ratio to the same engine on 2 ranks over shm.
+awk -F, 'NR > 1 && $7 == "ok" && $1 == "grapevine" && $5 == "shm" && ($4 == 2 || $4 > 2) {
+        key = $3 SUBSEP $2 SUBSEP $4; n[key]++; v[key, n[key]] = $10; e[key] = $15 }
+    END {
+        for (k in n) {
+            m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]
+            for (i = 2; i <= m; i++) { x = s[i]; j = i - 1; while (j > 0 && s[j] > x) { s[j + 1] = s[j]; j-- } s[j + 1] = x }
+            med[k] = s[int((m + 1) / 2)]
+        }
+        printf "%-9s %-8s %6s %10s %10s %8s\n", "app", "engine", "ranks", "run_s", "ns/edge", "x 2r"
+        for (k in n) {
+            split(k, f, SUBSEP); if (f[3] <= 2) continue
+            two = (f[1], f[2], 2) in med ? med[f[1], f[2], 2] : 0
+            printf "%-9s %-8s %6d %10.4f %10.2f %8s\n", f[1], f[2], f[3], med[k],
+                (e[k] > 0) ? 1e9 * med[k] / e[k] : 0, (two > 0) ? sprintf("%.2f", med[k] / two) : "-"
+        }
+    }' "$CSV" | { read -r hdr; echo "== oversubscribed (more ranks than cores: overheads, not speed-ups)"; echo "$hdr"; sort; } | tee "$OUT/graph-over.txt"
+
+# The linalg engine's breakdown, from the 'linalg total' line of each run's
+# log (the last round's): seconds in Broadcast (waiting for inputs),
+# Combine (tile products), reduce (waiting for partial outputs), Apply (with
+# the iteration's vote), and the bytes the broadcasts and partial outputs
+# carried.
+{
+    printf "%-9s %-5s %-4s %5s %9s %9s %9s %9s %12s %12s\n" app ranks tl pushes bcast_s combine_s reduce_s apply_s bcast_bytes comb_bytes
+    for f in "$OUT"/logs/graph-grapevine-linalg-*-"$REPS".log; do
+        [ -r "$f" ] || continue
+        t=$(grep '^linalg total' "$f" | tail -n 1)
+        [ -n "$t" ] || continue
+        b=$(basename "$f" .log); b=${b#graph-grapevine-linalg-}
+        IFS=- read -r app procs tl _ <<<"$b"
+        printf "%-9s %-5s %-4s %5s %9s %9s %9s %9s %12s %12s\n" "$app" "$procs" "$tl" \
+            "$(field push "$t")/$(field pull "$t")" "$(field bcast_s "$t")" "$(field combine_s "$t")" \
+            "$(field reduce_s "$t")" "$(field apply_s "$t")" "$(field bcast_bytes "$t")" "$(field combine_bytes "$t")"
+    done
+} | tee "$OUT/graph-linalg.txt"
 echo "== CSV: $CSV"
 if [ $agree -ne 0 ]; then
     echo "graph.sh: the check fields disagree (rows marked mismatch in $CSV)" >&2

@@ -4,7 +4,7 @@
  *       --kron S [--ef 16] [--seed N] | --input FILE.el [--weights FILE.w]
  *       [--vertices N] | --text FILE | --mtx FILE
  *       [--root maxdeg|N] [--roots K] [--iters N] [--tol X]
- *       [--engine vertex] [--placement hash|block] [--output FILE]
+ *       [--engine vertex|linalg] [--placement hash|block] [--output FILE]
  *       [--verbose]
  *
  * The last line (rank 0, stdout) is
@@ -15,6 +15,7 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include <grapevine.h>
 #include <grapevine/fw/graph.h>
+#include <grapevine/fw/linalg.h>
 #include <grapevine/fw/vertex.h>
 
 #include <errno.h>
@@ -45,6 +46,8 @@ typedef struct opts {
     double      tol;
     double      delta;     /* sssp: bucket width, 0 auto, < 0 none */
     int         delta_set;
+    int         linalg;        /* --engine linalg */
+    int         placement_set; /* --placement given */
     int         verbose;
     int         roots_set, tol_set;
     gv_graph_placement_t placement;
@@ -79,8 +82,11 @@ static void usage(FILE *f)
 "  --delta X         sssp: delta-stepping's bucket width (0: the largest\n"
 "                    weight / the average out-degree); below 0 (the\n"
 "                    default, measured faster here): Bellman-Ford\n"
-"  --engine vertex   the engine (vertex; linalg is not in this build)\n"
-"  --placement hash|block  vertex placement (default hash)\n"
+"  --engine vertex|linalg  the engine: vertex-centric (default) or linear\n"
+"                    algebra (2D tiles, Broadcast/Combine/Apply: pagerank,\n"
+"                    bfs, cc, sssp)\n"
+"  --placement hash|block  vertex placement of the vertex engine (default\n"
+"                    hash)\n"
 "  --output FILE     per-vertex results, indexed by vertex id: binary\n"
 "                    little-endian (float64 ranks or distances, int64\n"
 "                    labels, BFS levels then parents), or text 'id value'\n"
@@ -197,11 +203,14 @@ static void parse(int argc, char **argv)
             O.delta_set = 1;
         } else if (strcmp(a, "--engine") == 0) {
             if (strcmp(v, "linalg") == 0)
-                bad_arg("--engine linalg: the linear-algebra engine is not "
-                        "in this build; the engines available: vertex");
-            if (strcmp(v, "vertex") != 0)
-                bad_arg("--engine '%s' unknown: expected vertex", v);
+                O.linalg = 1;
+            else if (strcmp(v, "vertex") == 0)
+                O.linalg = 0;
+            else
+                bad_arg("--engine '%s' unknown: expected vertex or linalg",
+                        v);
         } else if (strcmp(a, "--placement") == 0) {
+            O.placement_set = 1;
             if (strcmp(v, "hash") == 0)
                 O.placement = GV_GRAPH_HASH;
             else if (strcmp(v, "block") == 0)
@@ -231,6 +240,16 @@ static void parse(int argc, char **argv)
                 "carry their weights in the lines)");
     if ((O.vertices >= 0) && (O.input == NULL) && (O.text == NULL))
         bad_arg("--vertices goes with --input or --text");
+    if (O.linalg && ((O.app == APP_BFS500) || (O.app == APP_CCNATIVE)))
+        bad_arg("%s is written natively on the vertex engine's graph: "
+                "--engine linalg runs pagerank, bfs, cc and sssp",
+                app_names[O.app]);
+    if (O.linalg && O.placement_set)
+        bad_arg("--placement is the vertex engine's: the linalg engine tiles "
+                "contiguous id ranges");
+    if (O.linalg && O.delta_set)
+        bad_arg("--delta is the vertex engine's: the linalg engine's sssp is "
+                "Bellman-Ford by min-plus products");
     if ((O.app == APP_PR) && (O.iters == 0) && (O.tol == 0))
         bad_arg("pagerank with --iters 0 needs a --tol above 0");
 }
@@ -239,7 +258,19 @@ static void parse(int argc, char **argv)
 
 /* Collective: the per-vertex values of every rank as one dense array on
  * every rank (chunked all-reductions of disjoint entries). */
-static int64_t *dense_i64(const gv_graph_t *g, const int64_t *local)
+/* Where this rank's results are: the vertex engine's local vertices of a
+ * graph, or the linalg engine's segment lo .. lo + nlocal - 1. */
+typedef struct where {
+    const gv_graph_t *g; /* NULL: a segment */
+    int64_t           nverts, nlocal, lo;
+} where_t;
+
+static int64_t where_id(const where_t *w, int64_t i)
+{
+    return (w->g != NULL) ? gv_graph_global(w->g, i) : w->lo + i;
+}
+
+static int64_t *dense_i64(const where_t *g, const int64_t *local)
 {
     int64_t *d = calloc((size_t)(g->nverts > 0 ? g->nverts : 1), 8);
 
@@ -247,7 +278,7 @@ static int64_t *dense_i64(const gv_graph_t *g, const int64_t *local)
         gv_abort(1, "gvgraph: out of memory for %lld results",
                  (long long)g->nverts);
     for (int64_t i = 0; i < g->nlocal; i++)
-        d[gv_graph_global(g, i)] = local[i];
+        d[where_id(g, i)] = local[i];
     for (int64_t k = 0; k < g->nverts; k += 1 << 17) {
         int64_t c = (g->nverts - k < (1 << 17)) ? g->nverts - k : (1 << 17);
 
@@ -257,7 +288,7 @@ static int64_t *dense_i64(const gv_graph_t *g, const int64_t *local)
     return d;
 }
 
-static double *dense_f64(const gv_graph_t *g, const double *local)
+static double *dense_f64(const where_t *g, const double *local)
 {
     double *d = calloc((size_t)(g->nverts > 0 ? g->nverts : 1), 8);
 
@@ -265,7 +296,7 @@ static double *dense_f64(const gv_graph_t *g, const double *local)
         gv_abort(1, "gvgraph: out of memory for %lld results",
                  (long long)g->nverts);
     for (int64_t i = 0; i < g->nlocal; i++)
-        d[gv_graph_global(g, i)] = local[i];
+        d[where_id(g, i)] = local[i];
     for (int64_t k = 0; k < g->nverts; k += 1 << 17) {
         int64_t c = (g->nverts - k < (1 << 17)) ? g->nverts - k : (1 << 17);
 
@@ -276,7 +307,7 @@ static double *dense_f64(const gv_graph_t *g, const double *local)
 }
 
 /* Collective: write one or two per-vertex arrays (rank 0 writes). */
-static void write_output(const gv_graph_t *g, const int64_t *i1,
+static void write_output(const where_t *g, const int64_t *i1,
                          const int64_t *i2, const double *f1)
 {
     int64_t *a = NULL, *b = NULL;
@@ -366,18 +397,87 @@ static double cpu_s(void)
 
 /* Collective: the common fields; @a cpu is this rank's CPU seconds of the
  * algorithm, summed over the ranks. */
-static void head(const gv_graph_t *g, const gv_edgelist_t *el, double load_s,
+static void head(int64_t nverts, const gv_edgelist_t *el, double load_s,
                  double build_s, double run_s, double cpu, int iters)
 {
     check(gv_allreduce(&cpu, 1, GV_DOUBLE, GV_SUM), "a reduction");
     if (gv_rank() != 0)
         return;
-    printf("graph app=%s ranks=%d transport=%s engine=vertex amo=%s "
+    printf("graph app=%s ranks=%d transport=%s engine=%s amo=%s "
            "vertices=%" PRId64 " edges=%" PRId64 " load_s=%.6f build_s=%.6f "
            "run_s=%.6f run_cpu_s=%.6f iters=%d", app_names[O.app],
-           gv_nranks(), gv_transport_name(),
-           gv_dsm_amo_native() ? "native" : "am", g->nverts, el->total,
+           gv_nranks(), gv_transport_name(), O.linalg ? "linalg" : "vertex",
+           gv_dsm_amo_native() ? "native" : "am", nverts, el->total,
            load_s, build_s, run_s, cpu, iters);
+}
+
+/* Collective: the check fields of the last line, from this rank's results
+ * (@a f: PageRank ranks or SSSP distances; @a a: BFS levels or labels). */
+static void fields(const where_t *w, int64_t root, const double *f,
+                   const int64_t *a)
+{
+    if (O.app == APP_PR) {
+        double *d = dense_f64(w, f), sm = 0, mx = -INFINITY;
+
+        /* summed in id order: the same digits whatever the engine and the
+         * number of ranks, for the same per-vertex values */
+        for (int64_t v = 0; v < w->nverts; v++) {
+            sm += d[v];
+            mx = (d[v] > mx) ? d[v] : mx;
+        }
+        free(d);
+        if (gv_rank() == 0)
+            printf(" sum=%.15g max=%.15g\n", sm, mx);
+    } else if (O.app == APP_BFS) {
+        int64_t r[2] = {0, -1};
+
+        for (int64_t i = 0; i < w->nlocal; i++) {
+            r[0] += (a[i] >= 0);
+            r[1] = (a[i] > r[1]) ? a[i] : r[1];
+        }
+        check(gv_allreduce(&r[0], 1, GV_INT64, GV_SUM), "a reduction");
+        check(gv_allreduce(&r[1], 1, GV_INT64, GV_MAX), "a reduction");
+        if (gv_rank() == 0)
+            printf(" root=%lld reached=%lld depth=%lld\n",
+                   (long long)root, (long long)r[0], (long long)r[1]);
+    } else if ((O.app == APP_CC) || (O.app == APP_CCNATIVE)) {
+        int64_t *cnt = calloc((size_t)(w->nverts > 0 ? w->nverts : 1), 8);
+        int64_t  comps = 0, largest = 0;
+
+        if (cnt == NULL)
+            gv_abort(1, "gvgraph: out of memory");
+        for (int64_t i = 0; i < w->nlocal; i++)
+            cnt[a[i]]++;
+        for (int64_t k = 0; k < w->nverts; k += 1 << 17) {
+            int64_t c = (w->nverts - k < (1 << 17)) ? w->nverts - k
+                                                    : (1 << 17);
+
+            check(gv_allreduce(cnt + k, (size_t)c, GV_INT64, GV_SUM),
+                  "a reduction");
+        }
+        for (int64_t v = 0; v < w->nverts; v++) {
+            comps += (cnt[v] > 0);
+            largest = (cnt[v] > largest) ? cnt[v] : largest;
+        }
+        if (gv_rank() == 0)
+            printf(" components=%lld largest=%lld\n", (long long)comps,
+                   (long long)largest);
+        free(cnt);
+    } else {
+        double *d = dense_f64(w, f), sd = 0;
+        int64_t reached = 0;
+
+        for (int64_t v = 0; v < w->nverts; v++) { /* in id order */
+            if (isfinite(d[v])) {
+                reached++;
+                sd += d[v];
+            }
+        }
+        free(d);
+        if (gv_rank() == 0)
+            printf(" root=%lld reached=%lld sumdist=%.15g\n",
+                   (long long)root, (long long)reached, sd);
+    }
 }
 
 static int64_t pick_root(const gv_graph_t *g)
@@ -446,7 +546,11 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
             first_depth   = depth;
             levels        = st.steps;
             if (O.output != NULL)
-                write_output(g, parent, NULL, NULL);
+            {
+                where_t w = {g, g->nverts, g->nlocal, 0};
+
+                write_output(&w, parent, NULL, NULL);
+            }
         }
         sum_t += t;
         if (edges > 0)
@@ -458,7 +562,8 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
                     (long long)edges, t, (t > 0) ? (double)edges / t : 0.0);
         gv_vx_stats_free(&st);
     }
-    head(g, el, load_s, build_s, sum_t / O.roots, sum_cpu / O.roots, levels);
+    head(g->nverts, el, load_s, build_s, sum_t / O.roots, sum_cpu / O.roots,
+         levels);
     if (gv_rank() == 0)
         printf(" root=%lld reached=%lld depth=%lld roots=%d valid=%d "
                "teps_hmean=%.6g\n", (long long)first_root,
@@ -466,6 +571,96 @@ static void run_bfs500(gv_graph_t *g, gv_edgelist_t *el, double load_s,
                O.roots, (sum_inv > 0) ? O.roots / sum_inv : 0.0);
     free(parent);
     free(deg);
+}
+
+/* The linear-algebra engine: tiles instead of a graph, the same
+ * applications, options and last line. */
+static void run_linalg(gv_edgelist_t *el, double load_s)
+{
+    gv_la_matrix_t A;
+    gv_la_opts_t   lo = {.verbose = O.verbose};
+    gv_la_stats_t  st = {0};
+    gv_status_t    rc;
+    int      undirected = (O.app == APP_BFS) || (O.app == APP_CC);
+    unsigned flags = undirected ? GV_GRAPH_UNDIRECTED_SIMPLE
+                                : GV_GRAPH_DIRECTED_SIMPLE;
+    int64_t  root = -1;
+    double   t0, c0, build_s, run_s;
+    double  *f = NULL;
+    int64_t *a = NULL, *b = NULL;
+    int      iters = 0;
+    size_t   n;
+
+    if (O.app != APP_SSSP)
+        flags |= GV_GRAPH_UNWEIGHTED;
+    check(gv_coll_barrier(), "a barrier");
+    t0 = gv_wtime();
+    check(gv_la_build(el, flags, &A), "building the tiles");
+    check(gv_coll_barrier(), "a barrier");
+    build_s = gv_wtime() - t0;
+    if ((O.app == APP_BFS) || (O.app == APP_SSSP)) {
+        root = O.root;
+        if ((root < 0) && (O.app == APP_BFS))
+            check(gv_la_matrix_root_maxdeg(&A, &root),
+                  "finding the maxdeg root");
+        else if (root < 0)
+            check(gv_la_root_maxdeg(el, &root), "finding the maxdeg root");
+        else if (root >= A.n) {
+            if (gv_rank() == 0)
+                fprintf(stderr, "gvgraph: --root %lld is not a vertex (the "
+                        "graph has %lld)\n", (long long)root,
+                        (long long)A.n);
+            gv_barrier();
+            gv_finalize();
+            exit(1);
+        }
+    }
+    n = (size_t)(A.nloc > 0 ? A.nloc : 1);
+    if ((O.app == APP_PR) || (O.app == APP_SSSP))
+        f = malloc(n * sizeof(double));
+    else
+        a = malloc(n * sizeof(int64_t));
+    if (O.app == APP_BFS)
+        b = malloc(n * sizeof(int64_t));
+    if (((f == NULL) && (a == NULL)) || ((O.app == APP_BFS) && !b))
+        gv_abort(1, "gvgraph: out of memory");
+    check(gv_coll_barrier(), "a barrier");
+    t0 = gv_wtime();
+    c0 = cpu_s();
+    switch (O.app) {
+    case APP_PR:
+        rc = gv_la_pagerank(&A, O.iters, O.tol, f, &iters, &lo, &st);
+        break;
+    case APP_BFS:
+        rc = gv_la_bfs(&A, root, b, a, &lo, &st);
+        break;
+    case APP_CC:
+        rc = gv_la_cc(&A, a, &lo, &st);
+        break;
+    default:
+        rc = gv_la_sssp(&A, root, f, &lo, &st);
+        break;
+    }
+    run_s = gv_wtime() - t0;
+    c0    = cpu_s() - c0;
+    check(rc, app_names[O.app]);
+    check(gv_allreduce(&run_s, 1, GV_DOUBLE, GV_MAX), "a reduction");
+    iters = st.iters;
+    {
+        where_t w = {NULL, A.n, A.nloc, A.lo};
+
+        if (O.output != NULL)
+            write_output(&w, a, b, f);
+        head(A.n, el, load_s, build_s, run_s, c0, iters);
+        fields(&w, root, f, a);
+    }
+    gv_la_stats_free(&st);
+    free(f);
+    free(a);
+    free(b);
+    if (gv_rank() == 0)
+        fflush(stdout);
+    gv_la_free(&A);
 }
 
 static void run(void *arg)
@@ -501,6 +696,11 @@ static void run(void *arg)
     }
     check(rc, "loading the graph");
     load_s = gv_wtime() - t0;
+    if (O.linalg) {
+        run_linalg(&el, load_s);
+        gv_edgelist_free(&el);
+        return;
+    }
     check(gv_coll_barrier(), "a barrier");
     t0       = gv_wtime();
     go.flags = undirected ? GV_GRAPH_UNDIRECTED_SIMPLE
@@ -559,70 +759,13 @@ static void run(void *arg)
         check(gv_allreduce(&run_s, 1, GV_DOUBLE, GV_MAX), "a reduction");
         if (O.app != APP_PR)
             iters = st.steps;
-        if (O.output != NULL)
-            write_output(&g, a, b, f);
-        head(&g, &el, load_s, build_s, run_s, c0, iters);
-        if (O.app == APP_PR) {
-            double sm = 0, mx = -INFINITY;
+        {
+            where_t w = {&g, g.nverts, g.nlocal, 0};
 
-            for (int64_t i = 0; i < g.nlocal; i++) {
-                sm += f[i];
-                mx = (f[i] > mx) ? f[i] : mx;
-            }
-            check(gv_allreduce(&sm, 1, GV_DOUBLE, GV_SUM), "a reduction");
-            check(gv_allreduce(&mx, 1, GV_DOUBLE, GV_MAX), "a reduction");
-            if (gv_rank() == 0)
-                printf(" sum=%.15g max=%.15g\n", sm, mx);
-        } else if (O.app == APP_BFS) {
-            int64_t r[2] = {0, -1};
-
-            for (int64_t i = 0; i < g.nlocal; i++) {
-                r[0] += (a[i] >= 0);
-                r[1] = (a[i] > r[1]) ? a[i] : r[1];
-            }
-            check(gv_allreduce(&r[0], 1, GV_INT64, GV_SUM), "a reduction");
-            check(gv_allreduce(&r[1], 1, GV_INT64, GV_MAX), "a reduction");
-            if (gv_rank() == 0)
-                printf(" root=%lld reached=%lld depth=%lld\n",
-                       (long long)root, (long long)r[0], (long long)r[1]);
-        } else if ((O.app == APP_CC) || (O.app == APP_CCNATIVE)) {
-            int64_t *cnt = calloc((size_t)(g.nverts > 0 ? g.nverts : 1), 8);
-            int64_t  comps = 0, largest = 0;
-
-            if (cnt == NULL)
-                gv_abort(1, "gvgraph: out of memory");
-            for (int64_t i = 0; i < g.nlocal; i++)
-                cnt[a[i]]++;
-            for (int64_t k = 0; k < g.nverts; k += 1 << 17) {
-                int64_t c = (g.nverts - k < (1 << 17)) ? g.nverts - k
-                                                        : (1 << 17);
-
-                check(gv_allreduce(cnt + k, (size_t)c, GV_INT64, GV_SUM),
-                      "a reduction");
-            }
-            for (int64_t v = 0; v < g.nverts; v++) {
-                comps += (cnt[v] > 0);
-                largest = (cnt[v] > largest) ? cnt[v] : largest;
-            }
-            if (gv_rank() == 0)
-                printf(" components=%lld largest=%lld\n", (long long)comps,
-                       (long long)largest);
-            free(cnt);
-        } else {
-            double  sd = 0;
-            int64_t reached = 0;
-
-            for (int64_t i = 0; i < g.nlocal; i++) {
-                if (isfinite(f[i])) {
-                    reached++;
-                    sd += f[i];
-                }
-            }
-            check(gv_allreduce(&reached, 1, GV_INT64, GV_SUM), "a reduction");
-            check(gv_allreduce(&sd, 1, GV_DOUBLE, GV_SUM), "a reduction");
-            if (gv_rank() == 0)
-                printf(" root=%lld reached=%lld sumdist=%.15g\n",
-                       (long long)root, (long long)reached, sd);
+            if (O.output != NULL)
+                write_output(&w, a, b, f);
+            head(g.nverts, &el, load_s, build_s, run_s, c0, iters);
+            fields(&w, root, f, a);
         }
         gv_vx_stats_free(&st);
         free(f);

@@ -211,7 +211,7 @@ Test(vertex, gvgraph_errors, .timeout = 200)
         {"bfs --kron 8 --root 999", "--root 999 is not a vertex"},
         {"pagerank --kron 8 --tol nan", "--tol 'nan'"},
         {"pagerank --kron 8 --iters 0", "needs a --tol above 0"},
-        {"cc --kron 8 --engine linalg", "linear-algebra engine is not"},
+        {"bfs500 --kron 8 --engine linalg", "bfs500 is written natively"},
         {"cc --kron 8 --engine spark", "--engine 'spark' unknown"},
         {"cc --kron 8 --placement round", "--placement 'round' unknown"},
         {"cc --kron 8 --bogus 1", "option '--bogus' unknown"},
