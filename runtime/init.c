@@ -53,9 +53,12 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         fprintf(stderr, "[----] ERROR runtime/init.c gv_init: %s\n", err);
         exit(1);
     }
+    gv__signals_install();
     status = gv__boot_init(gv__env.TRANSPORT, &boot);
-    if (status != GV_OK)
+    if (status != GV_OK) {
+        gv__signals_restore();
         return status;
+    }
     gv__ctx.boot = boot;
     gv__ctx.rank = boot->rank;
     gv__ctx.size = boot->size;
@@ -74,6 +77,9 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
         goto err_boot;
     gv__ctx.tl      = tl;
     gv__ctx.tl_name = tl->ops->name;
+    /* Again, after the network libraries opened: a handler of theirs is
+     * replaced (core/cleanup.c says why). */
+    gv__signals_install();
     /* What GV_AMO=native needs: refused here, so that a job that asks for
      * it over a transport without it never runs with every delegate
      * failing (every rank has the same environment and transport). */
@@ -115,6 +121,7 @@ err_tl:
 err_boot:
     gv__boot_fini(boot);
     gv__ctx.boot = NULL;
+    gv__signals_restore();
     return status;
 }
 
@@ -148,4 +155,5 @@ void gv_finalize(void)
     gv__ctx.initialized = 0;
     gv__ctx.finalizing  = 0;
     gv__progress_hooks_clear();
+    gv__signals_restore();
 }

@@ -233,23 +233,71 @@ Test(fault, stuck_flush_all_named_ofi_rxm, .timeout = 60)
 
 /* Every rank aborts at once and is gone before gvrun's short wait for a
  * rank's death to explain the abort: the job still exits with the
- * abort's code and one line saying so (it once exited 0). */
-Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+ * abort's code and one line saying so (it once exited 0), over every
+ * transport, and nothing of the job's is left in /dev/shm (ofi/shm's
+ * regions, named after the ranks' pids, once stayed: the abort exited
+ * without removing them). */
+static void all_ranks_abort(const tl_cfg_t *t)
 {
-    char cmd[512], *out = NULL;
-    int  rc, i;
+    char        cmd[512], names[8][64], *out = NULL;
+    const char *p;
+    int         rc, i, k, n, pids[4];
 
+    if (!t->built)
+        cr_skip_test("%s was not built", t->name);
     for (i = 0; i < 3; i++) {
-        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm timeout -k 5 30 "
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s timeout -k 5 30 "
                  "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --all-abort",
-                 GV_BUILD_DIR, GV_BUILD_DIR);
+                 t->name, t->env, GV_BUILD_DIR, GV_BUILD_DIR);
         rc = drv_run(cmd, &out);
-        cr_expect_eq(rc, 5, "exit %d, expected 5:\n%s", rc, out ? out : "");
+        cr_expect_eq(rc, 5, "%s: exit %d, expected 5:\n%s", t->label, rc,
+                     out ? out : "");
         cr_expect(out && strstr(out, "the job (code 5): mr_die: rank"),
-                  "no line reports the abort:\n%s", out ? out : "");
+                  "%s: no line reports the abort:\n%s", t->label,
+                  out ? out : "");
+        for (k = 0, p = out; (p != NULL) && (k < 4) &&
+                             ((p = strstr(p, "aborts")) != NULL); p++) {
+            const char *q = p;
+            int         pid, j;
+
+            while ((q > out) && (q[-1] != '('))
+                q--;
+            if (sscanf(q, "pid %d", &pid) != 1)
+                continue;
+            for (j = 0; (j < k) && (pids[j] != pid); j++)
+                ;
+            if (j == k)
+                pids[k++] = pid;
+        }
+        cr_expect(k > 0, "%s: no rank named its pid:\n%s", t->label,
+                  out ? out : "");
+        n = pid_objects(pids, k, names, 8);
+        cr_expect(n == 0, "%s: %d objects named after the aborted ranks "
+                  "left in /dev/shm (first: %s)", t->label, n,
+                  (n > 0) ? names[0] : "");
         free(out);
         out = NULL;
     }
+}
+
+Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_SHM]);
+}
+
+Test(fault, all_ranks_abort_exit_code_tcp, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_TCP]);
+}
+
+Test(fault, all_ranks_abort_exit_code_ucx, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_UCX_SM]);
+}
+
+Test(fault, all_ranks_abort_leaves_no_shm_ofi_shm, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_OFI_SHM]);
 }
 
 Test(fault, bogus_transport_lists_available, .timeout = 60)
