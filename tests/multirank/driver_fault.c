@@ -8,31 +8,96 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 /* Entries named after one of the @a n (at most 4) processes @a pids
- * ("<pid>:...", libfabric shm's regions). */
-static int pid_objects(const int *pids, int n, char names[][64], int max)
+ * ("<pid>:...", libfabric shm's regions) changed at or after @a since
+ * (older ones are another process's, whose pid was reused). */
+static int pid_objects(const int *pids, int n, time_t since, char names[][64],
+                       int max)
 {
-    char        pre[4][24];
+    char        pre[4][24], path[96];
     const char *p[4];
-    int         i;
+    struct stat st;
+    int         i, k, m = 0;
 
     for (i = 0; (i < n) && (i < 4); i++) {
         snprintf(pre[i], sizeof(pre[i]), "%d:", pids[i]);
         p[i] = pre[i];
     }
-    return drv_shm_named(p, i, names, max);
+    k = drv_shm_named(p, i, names, max);
+    for (i = 0; i < k; i++) {
+        snprintf(path, sizeof(path), "/dev/shm/%.63s", names[i]);
+        if ((stat(path, &st) == 0) && (st.st_mtime >= since))
+            memmove(names[m++], names[i], 64);
+    }
+    return m;
+}
+
+/* Add the names in /dev/shm that process @a pid maps (its segments,
+ * whether or not they are still linked) to @a names (@a n_p of them, room
+ * for 64), once each. */
+static void mapped_shm_names(int pid, char names[][64], int *n_p)
+{
+    char  path[64], line[1024], *p, *e;
+    FILE *f;
+    int   j;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if ((p = strstr(line, "/dev/shm/")) == NULL)
+            continue;
+        p += strlen("/dev/shm/");
+        for (e = p; (*e != '\0') && (*e != ' ') && (*e != '\n'); e++)
+            ;
+        *e = '\0';
+        for (j = 0; (j < *n_p) && (strcmp(names[j], p) != 0); j++)
+            ;
+        if ((j == *n_p) && (*n_p < 64) && (strlen(p) < 64))
+            strcpy(names[(*n_p)++], p);
+    }
+    fclose(f);
+}
+
+/* The state letter of process @a pid (R, S, D, T, Z...), or 0 when it is
+ * gone. A rank whose launcher died is reparented, and a zombie waits for
+ * that parent to reap it: it has ended. */
+static char pid_state(int pid)
+{
+    char  path[64], buf[512], *p;
+    FILE *f;
+    char  st = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    if ((fgets(buf, sizeof(buf), f) != NULL) &&
+        ((p = strrchr(buf, ')')) != NULL) && (p[1] == ' '))
+        st = p[2];
+    fclose(f);
+    return st;
+}
+
+static int pid_alive(int pid)
+{
+    char st = pid_state(pid);
+
+    return (st != 0) && (st != 'Z') && (st != 'X');
 }
 
 /* Kill rank @a victim of a 4-rank job, or the launcher itself when
  * @a victim is -1; either way every process of the job must be gone within
- * 3 s, with nothing left in /dev/shm, and a killed rank must be named. */
-static void kill_one_of_four(const tl_cfg_t *t, int victim)
+ * 3 s, with nothing left in /dev/shm, and a killed rank must be named.
+ * @a flags goes to mr_longrun (--hang-in-exit). */
+static void kill_one_of_four_flags(const tl_cfg_t *t, int victim,
+                                   const char *flags)
 {
     char   dir[] = "/tmp/gv-fault-XXXXXX", out_path[600], cmd[1024];
-    char   before[64][64], after[64][64], path[640], *out;
-    int    pids[4], i, nbefore, nafter, status = 0;
+    char   mapped[64][64], left[64][64], path[640], *out;
+    int    pids[4], i, nmapped = 0, nleft, status = 0;
     pid_t  job;
     double t_kill, t_end = 0;
     FILE  *f;
@@ -40,12 +105,11 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
     if (!t->built)
         cr_skip_test("%s was not built", t->name);
     cr_assert_not_null(mkdtemp(dir));
-    nbefore = drv_shm_objects(before, 64);
     snprintf(out_path, sizeof(out_path), "%s/out", dir);
     snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=%s %s "
              "GV_WARN_UNUSED_ENV=0 %s/bin/gvrun -n 4 "
-             "%s/tests/multirank/mr_longrun %s > %s 2>&1", t->name, t->env,
-             GV_BUILD_DIR, GV_BUILD_DIR, dir, out_path);
+             "%s/tests/multirank/mr_longrun %s %s > %s 2>&1", t->name,
+             t->env, GV_BUILD_DIR, GV_BUILD_DIR, dir, flags, out_path);
     job = fork();
     cr_assert(job >= 0);
     if (job == 0) {
@@ -74,6 +138,8 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
         }
     }
     usleep(300000);
+    for (i = 0; i < 4; i++)
+        mapped_shm_names(pids[i], mapped, &nmapped);
     t_kill = drv_now_s();
     /* "exec env ... gvrun": the job's pid is gvrun's. */
     kill((victim >= 0) ? pids[victim] : job, SIGKILL);
@@ -87,7 +153,7 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
     if (victim < 0) { /* the ranks must follow their launcher */
         while (drv_now_s() - t_kill < 3.0) {
             for (i = 0; i < 4; i++)
-                if ((kill(pids[i], 0) == 0) || (errno != ESRCH))
+                if (pid_alive(pids[i]))
                     break;
             if (i == 4)
                 break;
@@ -112,23 +178,34 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
                   "%s: gvrun's output does not name rank 2 and signal 9:\n%s",
                   t->label, out ? out : "");
     }
-    for (i = 0; i < 4; i++)
-        cr_expect(kill(pids[i], 0) != 0 && errno == ESRCH,
-                  "%s: rank %d (pid %d) is still alive %s", t->label, i,
-                  pids[i],
-                  (victim < 0) ? "3 s after gvrun was killed" : "");
-    nafter = drv_shm_objects(after, 64);
-    cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
-              "/dev/shm (first: %s)", t->label, nafter - nbefore,
-              nafter ? after[nafter - 1] : "");
-    nafter = pid_objects(pids, 4, after, 64);
-    cr_expect(nafter == 0, "%s: %d objects named after the job's processes "
-              "left in /dev/shm (first: %s)", t->label, nafter,
-              (nafter > 0) ? after[0] : "");
+    for (i = 0; i < 4; i++) {
+        cr_expect(!pid_alive(pids[i]),
+                  "%s: rank %d (pid %d) is still alive (state %c) %s %s",
+                  t->label, i, pids[i], pid_state(pids[i]),
+                  (victim < 0) ? "3 s after gvrun was killed" : "", flags);
+        kill(pids[i], SIGKILL); /* leave no orphan behind a failure */
+    }
+    /* The job's own names (another job on this machine has its own). */
+    for (i = nleft = 0; i < nmapped; i++) {
+        snprintf(path, sizeof(path), "/dev/shm/%.63s", mapped[i]);
+        if (access(path, F_OK) == 0)
+            memcpy(left[nleft++], mapped[i], 64);
+    }
+    cr_expect(nleft == 0, "%s: %d of the job's %d shared-memory objects "
+              "left in /dev/shm (first: %s)", t->label, nleft, nmapped,
+              nleft ? left[0] : "");
+    if (t == &drv_tls[DRV_OFI_SHM])
+        cr_expect(nmapped >= 4, "%s: the ranks map %d objects in /dev/shm, "
+                  "expected their 4 regions", t->label, nmapped);
     free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
         cr_log_warn("could not remove %s", dir);
+}
+
+static void kill_one_of_four(const tl_cfg_t *t, int victim)
+{
+    kill_one_of_four_flags(t, victim, "");
 }
 
 Test(fault, kill9_one_of_four_tcp, .timeout = 60)
@@ -158,14 +235,51 @@ Test(fault, kill9_one_of_four_ofi_shm, .timeout = 60)
     kill_one_of_four(&drv_tls[DRV_OFI_SHM], 2);
 }
 
-Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 60)
+/* A killed gvrun takes its ranks with it over every transport, each
+ * time: libfabric loads PSM's libinfinipath, whose SIGTERM handler calls
+ * exit(); a rank that got the parent-death SIGTERM inside malloc then
+ * deadlocked in a destructor and stayed for good (about 1 launch in 4
+ * over ucx/sm). Twelve launches per transport catch a 1-in-4 event 31
+ * times in 32; every other one makes exit() hang for certain
+ * (--hang-in-exit), so that a rank's ending through exit() always shows. */
+#define KILLED_GVRUN_TRIES 12
+static void killed_gvrun(enum drv_tl tl)
 {
-    kill_one_of_four(&drv_tls[DRV_TCP], -1);
+    int i;
+
+    for (i = 0; i < KILLED_GVRUN_TRIES; i++)
+        kill_one_of_four_flags(&drv_tls[tl], -1,
+                               (i % 2) ? "--hang-in-exit" : "");
 }
 
-Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
+Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 600)
 {
-    kill_one_of_four(&drv_tls[DRV_SHM], -1);
+    killed_gvrun(DRV_TCP);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 600)
+{
+    killed_gvrun(DRV_SHM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ucx_sm, .timeout = 600)
+{
+    killed_gvrun(DRV_UCX_SM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ucx_tcp, .timeout = 600)
+{
+    killed_gvrun(DRV_UCX_TCP);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ofi_shm, .timeout = 600)
+{
+    killed_gvrun(DRV_OFI_SHM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ofi_rxm, .timeout = 600)
+{
+    killed_gvrun(DRV_OFI_RXM);
 }
 
 /* Over every transport configuration (drv_tls[]), and with senders that
@@ -246,6 +360,8 @@ static void all_ranks_abort(const tl_cfg_t *t)
     if (!t->built)
         cr_skip_test("%s was not built", t->name);
     for (i = 0; i < 3; i++) {
+        time_t t0 = time(NULL);
+
         snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s timeout -k 5 30 "
                  "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --all-abort",
                  t->name, t->env, GV_BUILD_DIR, GV_BUILD_DIR);
@@ -271,7 +387,7 @@ static void all_ranks_abort(const tl_cfg_t *t)
         }
         cr_expect(k > 0, "%s: no rank named its pid:\n%s", t->label,
                   out ? out : "");
-        n = pid_objects(pids, k, names, 8);
+        n = pid_objects(pids, k, t0, names, 8);
         cr_expect(n == 0, "%s: %d objects named after the aborted ranks "
                   "left in /dev/shm (first: %s)", t->label, n,
                   (n > 0) ? names[0] : "");
