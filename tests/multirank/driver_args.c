@@ -4,6 +4,9 @@
  * ends of each range still run. SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/driver_common.h"
 
+#include <fcntl.h>
+#include <signal.h>
+
 /* --timeout is parsed strictly, within a range whose nanoseconds fit 64
  * bits: 18446744074 s once overflowed to half a second, and '' meant
  * "never". */
@@ -143,4 +146,86 @@ Test(args, gvinfo_rejects_unknown_arguments, .timeout = 60)
     lines[0] = "grapevine ";
     snprintf(cmd, sizeof(cmd), "timeout 30 %s/bin/gvinfo -v", GV_BUILD_DIR);
     drv_expect_run(cmd, 0, lines, 1);
+}
+
+/* The pids of @a pid's children (/proc/<pid>/task/<pid>/children) added
+ * to @a seen (@a n_p of them, room for @a max) once each; returns how many
+ * children it has now. */
+static int children_of(pid_t pid, pid_t *seen, int *n_p, int max)
+{
+    char  path[96];
+    FILE *f;
+    int   c, now = 0, j;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+             (int)pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    while (fscanf(f, "%d", &c) == 1) {
+        now++;
+        for (j = 0; (j < *n_p) && (seen[j] != c); j++)
+            ;
+        if ((j == *n_p) && (*n_p < max))
+            seen[(*n_p)++] = c;
+    }
+    fclose(f);
+    return now;
+}
+
+/* SIGINT while gvrun starts 4,096 ranks stops the start: no rank starts
+ * after it (it once started all 2,048 of --np 2048 and exited 26 s
+ * later), the ones started get the signal, and gvrun exits 130. Judged
+ * by the ranks counted, not by how fast this machine forks. */
+Test(args, gvrun_signal_while_spawning, .timeout = 120)
+{
+    enum { MAX = 4096 };
+    static pid_t seen[MAX];
+    int          nseen = 0, at_signal = 0, most = 0, now, status = 0, i;
+    int          alive = 0;
+    pid_t        job;
+    double       t0;
+    char         np[8];
+
+    snprintf(np, sizeof(np), "%d", MAX);
+    job = fork();
+    cr_assert(job >= 0);
+    if (job == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+
+        dup2(devnull, 1);
+        execl(GV_BUILD_DIR "/bin/gvrun", "gvrun", "--np", np, "sleep", "600",
+              (char *)NULL);
+        _exit(127);
+    }
+    /* A few ranks have started, far from all. */
+    t0 = drv_now_s();
+    while ((at_signal < 8) && (drv_now_s() - t0 < 60))
+        at_signal = children_of(job, seen, &nseen, MAX);
+    cr_assert(at_signal >= 8, "gvrun started %d ranks in 60 s", at_signal);
+    kill(job, SIGINT);
+    at_signal = children_of(job, seen, &nseen, MAX);
+    t0        = drv_now_s();
+    while (drv_now_s() - t0 < 60) {
+        now  = children_of(job, seen, &nseen, MAX);
+        most = (now > most) ? now : most;
+        if (waitpid(job, &status, WNOHANG) == job)
+            break;
+        usleep(2000);
+    }
+    if (drv_now_s() - t0 >= 60) {
+        kill(job, SIGKILL);
+        waitpid(job, &status, 0);
+    }
+    for (i = 0; i < nseen; i++)
+        if (kill(seen[i], 0) == 0) {
+            alive++;
+            kill(seen[i], SIGKILL);
+        }
+    /* The rank being started when the signal came may still start. */
+    cr_expect(most <= at_signal + 2, "gvrun had %d ranks when it got SIGINT, "
+              "and went on to %d", at_signal, most);
+    cr_expect(WIFEXITED(status) && (WEXITSTATUS(status) == 130),
+              "gvrun ended with status 0x%x, expected exit 130", status);
+    cr_expect(alive == 0, "%d of the %d ranks started are still alive",
+              alive, nseen);
 }
