@@ -458,6 +458,34 @@ Test(fault, native_amo_refused_without_atomics, .timeout = 60)
     free(out);
 }
 
+/* A program that reported an error exits non-zero: with a global heap
+ * too small for its input, charcount printed "bad range or body; nothing
+ * run here" on every rank, "0 of 1000000 characters counted", and the job
+ * exited 0. The first heap fits neither allocation; the second fits the
+ * input but not the hash cells. */
+Test(fault, example_error_exits_nonzero, .timeout = 60)
+{
+    static const char *heaps[] = {"4096", "501000"};
+    char              *out = NULL;
+    char               cmd[512];
+    size_t             i;
+    int                rc;
+
+    for (i = 0; i < sizeof(heaps) / sizeof(heaps[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm GV_HEAP=%s timeout "
+                 "-k 5 30 %s/bin/gvrun -n 2 %s/examples/charcount", heaps[i],
+                 GV_BUILD_DIR, GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        cr_expect(rc != 0 && rc != 124, "GV_HEAP=%s: exit %d:\n%s",
+                  heaps[i], rc, out ? out : "");
+        cr_expect(out && strstr(out, "raise GV_HEAP"),
+                  "GV_HEAP=%s: no line names GV_HEAP:\n%s", heaps[i],
+                  out ? out : "");
+        free(out);
+        out = NULL;
+    }
+}
+
 /* A GV_HEAP larger than the node's memory, over the transports that
  * back the heap with shared memory: refused at start, naming GV_HEAP.
  * UCX once allocated it page by page in /dev/shm until the node's memory
