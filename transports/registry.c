@@ -175,6 +175,7 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     char                 avail[512];
     gv_status_t          status;
     size_t               i;
+    unsigned int         nerrors;
     int                  is_auto;
 
     if ((name[0] == '\0') || (strcmp(name, "auto") == 0)) {
@@ -203,8 +204,11 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     e = lookup(name, &is_auto);
     if (e == NULL)
         return GV_ERR_NOT_FOUND;
-    status = try_open(e, boot, params, tl_p);
-    if (status != GV_OK)
+    nerrors = __atomic_load_n(&gv__log_nerrors, __ATOMIC_RELAXED);
+    status  = try_open(e, boot, params, tl_p);
+    /* One line per mistake: the transport named it (a bad selector). */
+    if ((status != GV_OK) &&
+        (__atomic_load_n(&gv__log_nerrors, __ATOMIC_RELAXED) == nerrors))
         gv_error("transport '%s' (GV_TRANSPORT) failed to start: %s", name,
                  gv_status_str(status));
     return status;

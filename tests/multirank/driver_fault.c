@@ -562,6 +562,68 @@ Test(fault, transport_failure_is_not_a_skip, .timeout = 60)
     drv_expect_run(cmd, 1, NULL, 0); /* 1: a failure, not a skip (77) */
 }
 
+/* One rule for every variable and one line per mistake: set but empty is
+ * refused (GV_TRANSPORT= once ran as auto, while GV_HEAP= was refused); a
+ * 5,000-character value is cut in the message, which still names the
+ * variable and what it accepts; a bad selector is one line per rank (the
+ * registry once added "failed to start"); transport names ignore case, as
+ * every enumerated value does (GV_TRANSPORT=TCP was refused). */
+Test(fault, env_rules_agree, .timeout = 120)
+{
+    static const char *empty[] = {"GV_TRANSPORT", "GV_HEAP", "GV_LOG",
+                                  "GV_TCP_IFACE", "GV_OFI_PROVIDER",
+                                  "GV_AGGREGATE"};
+    static const char *selectors[] = {
+        "GV_TRANSPORT=tcp GV_TCP_IFACE=bogus0",
+        "GV_TRANSPORT=ofi GV_OFI_PROVIDER=bogus"};
+    const char *lines[2];
+    char        cmd[512], want[128], longval[5001], *out = NULL, *p;
+    size_t      i;
+    int         rc, n;
+
+    for (i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env %s= timeout -k 5 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", empty[i], GV_BUILD_DIR, GV_BUILD_DIR);
+        snprintf(want, sizeof(want), "%s is set but empty; unset it for the "
+                 "default", empty[i]);
+        lines[0] = want;
+        drv_expect_run(cmd, 1, lines, 1);
+    }
+    /* Through this process's environment: too long for a command line
+     * of drv_run's. */
+    memset(longval, '7', 5000);
+    longval[5000] = '\0';
+    setenv("GV_AGG_BYTES", longval, 1);
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n 2 "
+             "%s/examples/hello", GV_BUILD_DIR, GV_BUILD_DIR);
+    lines[0] = "GV_AGG_BYTES='7777777777";
+    lines[1] = "...' is not a size; use a byte count with an optional k, m, "
+               "g suffix from";
+    drv_expect_run(cmd, 1, lines, 2);
+    unsetenv("GV_AGG_BYTES");
+    for (i = 0; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
+        if ((strstr(selectors[i], "=ofi") != NULL) && !GV_HAVE_OFI)
+            continue;
+        snprintf(cmd, sizeof(cmd), "env %s timeout -k 5 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", selectors[i], GV_BUILD_DIR,
+                 GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        for (n = 0, p = out; (p != NULL) && ((p = strstr(p, "ERROR")) != NULL);
+             p++)
+            n++;
+        cr_expect(rc == 1 && n == 2, "%s: exit %d, %d error lines from 2 "
+                  "ranks (expected one each):\n%s", selectors[i], rc, n,
+                  out ? out : "");
+        free(out);
+        out = NULL;
+    }
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=TCP GV_LOG=WARN timeout -k 5 "
+             "30 %s/bin/gvrun -n 2 %s/examples/hello", GV_BUILD_DIR,
+             GV_BUILD_DIR);
+    lines[0] = "over tcp";
+    drv_expect_run(cmd, 0, lines, 1);
+}
+
 Test(fault, bad_value_names_variable, .timeout = 60)
 {
     static const char *bad[][3] = {
