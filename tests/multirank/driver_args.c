@@ -242,3 +242,21 @@ Test(args, gvrun_signal_while_spawning, .timeout = 120)
     cr_expect(alive == 0, "%d of the %d ranks started are still alive",
               alive, nseen);
 }
+
+/* What a user sees when a rank stops is documented where they look:
+ * gvinfo -c's GV_TIMEOUT_S row gives the default and names gvrun
+ * --timeout as the bound for a job that may stall silently. */
+Test(args, gvinfo_documents_silent_stall, .timeout = 60)
+{
+    const char *lines[3];
+    char        cmd[512];
+
+    snprintf(cmd, sizeof(cmd), "env -u GV_TIMEOUT_S timeout 30 "
+             "%s/bin/gvinfo -c", GV_BUILD_DIR);
+    lines[0] = "A rank that stops while nobody waits on it is not named: the "
+               "job waits, silently, until someone has waited this long (60 "
+               "s by default)";
+    lines[1] = "bound the whole run with gvrun --timeout SECONDS (exit 124)";
+    lines[2] = "GV_TIMEOUT_S=60    (default)";
+    drv_expect_run(cmd, 0, lines, 3);
+}
