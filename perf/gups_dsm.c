@@ -207,7 +207,8 @@ int main(int argc, char **argv)
         gv_coll_barrier();
     }
     errs = my_errors;
-    gv_allreduce(&errs, 1, GV_UINT64, GV_SUM);
+    if (gv_allreduce(&errs, 1, GV_UINT64, GV_SUM) != GV_OK)
+        gv_abort(1, "gups_dsm: summing the errors over the ranks failed");
     gv_dsm_stats(&st);
     if (me == 0) {
         printf("# rank 0: %llu adds local, %llu sent in %llu packs, %llu "
