@@ -127,7 +127,11 @@ gv_status_t gv__boot_gvrun_init(gv_boot_t *boot)
     gv_status_t   status;
 
     g->fd = (int)gv__env.BOOT_FD;
-    /* If gvrun dies, so do we: no orphans. */
+    /* If gvrun dies, so do we: no orphans. SIGTERM (not gvrun's SIGKILL)
+     * so that our handler removes the files in /dev/shm first; it ends
+     * the process whatever library handler was there (core/cleanup.c).
+     * Should the program block or ignore it, the monitor thread exits
+     * when this socket closes (core/monitor.c). */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() == 1) {
         gv_error("gvrun exited before this rank started");

@@ -237,13 +237,23 @@ void gv__topo_print(FILE *f);
  * that reserve large heaps check it first instead of waking the OOM
  * killer. */
 uint64_t gv__mem_available(void);
+/* The rank's own handlers of SIGTERM, SIGINT and SIGHUP (core/cleanup.c):
+ * each removes the armed files, then ends the process by the signal's
+ * default action; it never chains to an earlier handler (a library's may
+ * call exit() and deadlock in malloc). gv_init installs them after its
+ * transport opened (again, if a library replaced them meanwhile);
+ * gv_finalize puts back what was there before. A signal ignored at the
+ * first install stays ignored. */
+void gv__signals_install(void);
+void gv__signals_restore(void);
 /* Remove the files @a paths (absolute; NULL entries skipped) if SIGTERM,
- * SIGINT or SIGHUP stops the process before gv__cleanup_disarm(), then
- * let the signal take its previous course (core/cleanup.c). The array and
- * its strings, from gv_malloc, become the cleanup's: gv__cleanup_disarm()
- * frees them. One list at a time: arming again replaces it.
- * gv__cleanup_now() removes the files at once (an init that fails),
- * leaving the list armed; both do nothing when nothing is armed. */
+ * SIGINT or SIGHUP stops the process, or the job aborts (gv__job_abort),
+ * before gv__cleanup_disarm() (arming installs the handlers). The array
+ * and its strings, from gv_malloc, become the cleanup's:
+ * gv__cleanup_disarm() frees them. One list at a time: arming again
+ * replaces it. gv__cleanup_now() removes the files at once (an init that
+ * fails, an abort), leaving the list armed; both do nothing when nothing
+ * is armed. Async-signal-safe: gv__cleanup_now(). */
 void gv__cleanup_arm(char **paths, int npaths);
 void gv__cleanup_now(void);
 void gv__cleanup_disarm(void);

@@ -101,6 +101,13 @@ static int enum_index(const char *accept, const char *s)
     }
 }
 
+/* A value echoed in a message is cut to this many characters (with
+ * "...") so that the message still names the variable and what it
+ * accepts. */
+#define ECHO_MAX 64
+#define ECHO_FMT "'%.64s%s'"
+#define ECHO(_v) (_v), (strlen(_v) > ECHO_MAX) ? "..." : ""
+
 static gv_status_t parse_row(const env_row_t *r, const char *value,
                              gv_env_t *env, char *err, size_t errlen)
 {
@@ -115,8 +122,8 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
     case GV_ENV_ENUM:
         i = enum_index(r->accept, value);
         if (i < 0) {
-            snprintf(err, errlen, "GV_%s='%s' is not accepted; use one of: %s",
-                     r->name, value, r->accept);
+            snprintf(err, errlen, "GV_%s=" ECHO_FMT " is not accepted; use "
+                     "one of: %s", r->name, ECHO(value), r->accept);
             return GV_ERR_INVALID;
         }
         *(int *)field = i;
@@ -124,8 +131,8 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
     case GV_ENV_BOOL:
         i = enum_index("0|1|no|yes|off|on|n|y|false|true", value);
         if (i < 0) {
-            snprintf(err, errlen, "GV_%s='%s' is not a boolean; use 0 or 1 "
-                     "(also no/yes, off/on)", r->name, value);
+            snprintf(err, errlen, "GV_%s=" ECHO_FMT " is not a boolean; use "
+                     "0 or 1 (also no/yes, off/on)", r->name, ECHO(value));
             return GV_ERR_INVALID;
         }
         *(int *)field = i & 1;
@@ -134,8 +141,8 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
     case GV_ENV_SIZE:
         if (((r->type == GV_ENV_UINT) ? parse_uint(value, &u)
                                       : gv__parse_size(value, &u)) != GV_OK) {
-            snprintf(err, errlen, "GV_%s='%s' is not %s; use %s from %llu "
-                     "to %llu", r->name, value,
+            snprintf(err, errlen, "GV_%s=" ECHO_FMT " is not %s; use %s "
+                     "from %llu to %llu", r->name, ECHO(value),
                      (r->type == GV_ENV_UINT) ? "a whole number" : "a size",
                      (r->type == GV_ENV_UINT)
                          ? r->accept
@@ -145,8 +152,8 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
         }
         if ((u < r->min) || (u > r->max) ||
             ((strstr(r->accept, "power of two") != NULL) && (u & (u - 1)))) {
-            snprintf(err, errlen, "GV_%s='%s' is %s; use %s from %llu to "
-                     "%llu", r->name, value,
+            snprintf(err, errlen, "GV_%s=" ECHO_FMT " is %s; use %s from "
+                     "%llu to %llu", r->name, ECHO(value),
                      ((u < r->min) || (u > r->max)) ? "out of range"
                                                     : "not a power of two",
                      r->accept, (unsigned long long)r->min,
@@ -159,6 +166,22 @@ static gv_status_t parse_row(const env_row_t *r, const char *value,
     return GV_ERR_INVALID;
 }
 
+/* A value the user gave. One rule for every variable: set but empty is
+ * refused (a script's "GV_TRANSPORT=$TL" with TL unset must not run with
+ * the default); unset the variable for its default. */
+static gv_status_t parse_user(const env_row_t *r, const char *value,
+                              gv_env_t *env, char *err, size_t errlen)
+{
+    if (value[0] == '\0') {
+        snprintf(err, errlen, "GV_%s is set but empty; unset it for the "
+                 "default%s%s%s, or give %s", r->name,
+                 (r->defval[0] != '\0') ? " ('" : "", r->defval,
+                 (r->defval[0] != '\0') ? "')" : "", r->accept);
+        return GV_ERR_INVALID;
+    }
+    return parse_row(r, value, env, err, errlen);
+}
+
 gv_status_t gv__env_parse_one(const char *name, const char *value, char *err,
                               size_t errlen)
 {
@@ -167,13 +190,14 @@ gv_status_t gv__env_parse_one(const char *name, const char *value, char *err,
 
     for (i = 0; i < NROWS; i++)
         if (strcmp(rows[i].name, name) == 0)
-            return parse_row(&rows[i], value, &scratch, err, errlen);
+            return parse_user(&rows[i], value, &scratch, err, errlen);
     snprintf(err, errlen, "GV_%s is not a Grapevine variable", name);
     return GV_ERR_NOT_FOUND;
 }
 
 gv_status_t gv__env_parse(char *err, size_t errlen)
 {
+    static char transport[64];
     char        name[64];
     const char *value;
     gv_status_t status;
@@ -188,10 +212,17 @@ gv_status_t gv__env_parse(char *err, size_t errlen)
         if (status != GV_OK) /* a bad default is a bug in env.def */
             return status;
         if (value != NULL) {
-            status = parse_row(r, value, &gv__env, err, errlen);
+            status = parse_user(r, value, &gv__env, err, errlen);
             if (status != GV_OK)
                 return status;
         }
+    }
+    /* Transport names, as every enumerated value, regardless of case. */
+    if (strlen(gv__env.TRANSPORT) < sizeof(transport)) {
+        for (i = 0; gv__env.TRANSPORT[i] != '\0'; i++)
+            transport[i] = (char)tolower((unsigned char)gv__env.TRANSPORT[i]);
+        transport[i]      = '\0';
+        gv__env.TRANSPORT = transport;
     }
     gv__log_level = GV_LOG_ERROR + gv__env.LOG;
     return GV_OK;

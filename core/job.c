@@ -31,6 +31,10 @@ void gv__job_abort(int code, const char *msg)
 {
     static int aborting;
 
+    /* The files this rank's transport keeps in /dev/shm (ofi's shm
+     * regions) go first: _exit runs no cleanup, and gvrun's SIGTERM no
+     * longer finds the rank. */
+    gv__cleanup_now();
     /* The monitor thread may abort while the main thread does. */
     if (!__atomic_exchange_n(&aborting, 1, __ATOMIC_ACQ_REL) &&
         (gv__ctx.boot != NULL))

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gv__log_level = GV_LOG_WARN;
-int gv__log_rank  = -1;
+int          gv__log_level = GV_LOG_WARN;
+int          gv__log_rank  = -1;
+unsigned int gv__log_nerrors;
 
 /* The last error logged on each thread, for gv_last_error(). */
 static __thread char last_error[1024];
@@ -33,6 +34,8 @@ static void vlog(int level, const char *file, int line, const char *func,
     int  saved = errno;
     int  off;
 
+    if (level <= GV_LOG_ERROR)
+        __atomic_add_fetch(&gv__log_nerrors, 1, __ATOMIC_RELAXED);
     if (gv__log_rank >= 0)
         off = snprintf(msg, sizeof(msg), "[%04d] %s %s:%d %s: ",
                        gv__log_rank, level_names[level], file, line, func);

@@ -21,6 +21,9 @@ typedef enum {
 
 extern int gv__log_level;  /* run-time level from GV_LOG */
 extern int gv__log_rank;   /* -1 until the rank is known */
+/* Error and fatal lines printed so far: a caller that reports a failure
+ * of a callee says nothing more when the callee already said why. */
+extern unsigned int gv__log_nerrors;
 
 void gv__log(int level, const char *file, int line, const char *func,
              const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -5,14 +5,21 @@
  * rank's only thread: MPI_Win_flush waiting for a target that must
  * progress (Open MPI's pt2pt window), or a provider spinning inside its
  * progress. This thread makes no library call; it reads a record the main
- * thread writes with plain stores, and sleeps between looks.
+ * thread writes with plain stores, and sleeps between looks. At each look
+ * it also checks that gvrun is still there: when the launcher's end of the
+ * boot socket is closed (gvrun was killed), the rank removes its files in
+ * /dev/shm and exits, whatever its main thread is doing, so that a killed
+ * gvrun never leaves a rank behind (the parent-death signal SIGTERM can
+ * be blocked or ignored by the program).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "core/core.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 
 gv__libcall_t gv__libcall;
 
@@ -54,6 +61,17 @@ static void report(int rank, const char *what, uint64_t ns)
     gv__job_abort(1, line);
 }
 
+/* Whether gvrun closed its end of the boot socket: it is gone (its
+ * frames are the main thread's to read; a hang-up shows without asking). */
+static int launcher_gone(void)
+{
+    struct pollfd pfd = {.fd = (int)gv__env.BOOT_FD, .events = 0};
+
+    if (!gv__env.BOOT_FD_set || (gv__ctx.boot == NULL) || gv__ctx.finalizing)
+        return 0;
+    return (poll(&pfd, 1, 0) == 1) && (pfd.revents & (POLLHUP | POLLERR));
+}
+
 /* Look every period; a call seen inside at the same seq on consecutive
  * looks has lasted at least the time between them. The time added per
  * look is capped at two periods: a monitor that was not scheduled (an
@@ -91,6 +109,10 @@ static void *monitor_main(void *arg)
             ;
         if (mon.stop)
             break;
+        if (launcher_gone()) {
+            gv__cleanup_now();
+            _exit(1);
+        }
         now  = gv__now_ns();
         step = now - last;
         last = now;

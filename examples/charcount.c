@@ -24,6 +24,9 @@ static size_t bump(void *local, const void *args, size_t len, void *result)
     return 0;
 }
 
+static int failed; /* a call returned an error (it logged why): exit 1 */
+#define OK(call) do { if ((call) != GV_OK) { failed = 1; return; } } while (0)
+
 static void count(int64_t i, void *c, void *cells) /* hash, then delegate */
 {
     size_t idx = (size_t)(*(unsigned char *)c) % NCELLS;
@@ -35,13 +38,13 @@ static void run(void *unused) /* rank 0 runs this; every rank serves tasks */
     gv_gaddr_t chars, cells;
     cell_t     cell;
     uint64_t   total = 0, k, i;
-    gv_global_alloc(N, &chars);
-    gv_global_alloc(NCELLS * sizeof(cell_t), &cells);
-    gv_forall(cells, NCELLS * 8, 8, 0, zero, NULL, 0, NULL);
-    gv_forall(chars, N, 1, 0, make_input, NULL, 0, NULL);
-    gv_forall(chars, N, 1, 0, count, &cells, sizeof(cells), NULL);
+    OK(gv_global_alloc(N, &chars));
+    OK(gv_global_alloc(NCELLS * sizeof(cell_t), &cells));
+    OK(gv_forall(cells, NCELLS * 8, 8, 0, zero, NULL, 0, NULL));
+    OK(gv_forall(chars, N, 1, 0, make_input, NULL, 0, NULL));
+    OK(gv_forall(chars, N, 1, 0, count, &cells, sizeof(cells), NULL));
     for (i = 0; i < NCELLS; i++) {
-        gv_delegate_read(gv_gaddr_add(cells, 64 * (int64_t)i), &cell, sizeof(cell));
+        OK(gv_delegate_read(gv_gaddr_add(cells, 64 * (int64_t)i), &cell, sizeof(cell)));
         for (k = 0; k < cell.n; total += cell.count[k], k++)
             printf("'%c' %u\n", cell.key[k], cell.count[k]);
     }
@@ -52,7 +55,8 @@ int main(int argc, char **argv)
 {
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;
-    gv_run_main(run, NULL, 0);
+    if (gv_run_main(run, NULL, 0) != GV_OK)
+        failed = 1;
     gv_finalize();
-    return 0;
+    return failed;
 }

@@ -218,9 +218,11 @@ static void run(void *unused)
         mm[0] = (d < mm[0]) ? d : mm[0];
         mm[1] = (-d < mm[1]) ? -d : mm[1]; /* the max, negated */
     }
-    gv_allreduce(mm, 2, GV_INT64, GV_MIN);
-    gv_allreduce(hist, 64, GV_INT64, GV_SUM);
-    gv_allreduce(&isolated, 1, GV_INT64, GV_SUM);
+    /* A sum that did not happen must not print as the graph's. */
+    if ((gv_allreduce(mm, 2, GV_INT64, GV_MIN) != GV_OK) ||
+        (gv_allreduce(hist, 64, GV_INT64, GV_SUM) != GV_OK) ||
+        (gv_allreduce(&isolated, 1, GV_INT64, GV_SUM) != GV_OK))
+        gv_abort(1, "graphstat: a reduction over the ranks failed");
     if (me == 0) {
         printf("vertices %" PRId64 ", edges read %" PRId64 ", edges stored %"
                PRId64 " (%s%s%s), %s placement over %d ranks\n", g.nverts,

@@ -198,13 +198,17 @@ int main(int argc, char **argv)
     if (opt.verify) {
         take_back();
         gv_coll_barrier();
-        if (me == 0)
-            gv_forall(job.table, (int64_t)job.words, 8, 0, check_word, NULL,
-                      0, NULL);
+        /* A check that did not run must not report errors=0. */
+        if ((me == 0) &&
+            ((status = gv_forall(job.table, (int64_t)job.words, 8, 0,
+                                 check_word, NULL, 0, NULL)) != GV_OK))
+            gv_abort(1, "gups_dsm: the verification loop failed: %s",
+                     gv_status_str(status));
         gv_coll_barrier();
     }
     errs = my_errors;
-    gv_allreduce(&errs, 1, GV_UINT64, GV_SUM);
+    if (gv_allreduce(&errs, 1, GV_UINT64, GV_SUM) != GV_OK)
+        gv_abort(1, "gups_dsm: summing the errors over the ranks failed");
     gv_dsm_stats(&st);
     if (me == 0) {
         printf("# rank 0: %llu adds local, %llu sent in %llu packs, %llu "

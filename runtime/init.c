@@ -142,13 +142,16 @@ static gv_status_t init(const gv_init_opts_t *opts)
                  closed_boot);
         return GV_ERR_UNSUPPORTED;
     }
+    gv__signals_install();
     if (kept_boot != NULL) {
         boot      = kept_boot;
         kept_boot = NULL;
     } else {
         status = gv__boot_init(gv__env.TRANSPORT, &boot);
-        if (status != GV_OK)
+        if (status != GV_OK) {
+            gv__signals_restore();
             return status;
+        }
         /* gvrun already warned once for the job. */
         if ((boot->rank == 0) && !gv__env.BOOT_FD_set)
             gv__env_warn_unknown();
@@ -172,6 +175,9 @@ static gv_status_t init(const gv_init_opts_t *opts)
     gv__ctx.tl      = tl;
     gv__ctx.tl_name = tl->ops->name;
     gv__live_init(boot);
+    /* Again, after the network libraries opened: a handler of theirs is
+     * replaced (core/cleanup.c says why). */
+    gv__signals_install();
     /* What GV_AMO=native needs: refused here, so that a job that asks for
      * it over a transport without it never runs with every delegate
      * failing (every rank has the same environment and transport). */
@@ -226,6 +232,7 @@ err_boot:
         gv__boot_fini(boot);
     }
     gv__ctx.boot = NULL;
+    gv__signals_restore();
     return status;
 }
 
@@ -324,4 +331,5 @@ void gv_finalize(void)
     gv__ctx.finalizing  = 0;
     gv__ctx.layers      = 0;
     gv__progress_hooks_clear();
+    gv__signals_restore();
 }

@@ -483,6 +483,26 @@ static void exec_failed(const char *prog, int err)
     }
 }
 
+/* Read the signals that came (the signalfd is non-blocking): SIGINT,
+ * SIGTERM or SIGHUP stops the job, passing the signal on to the ranks
+ * started so far. */
+static void take_signals(int sfd)
+{
+    struct signalfd_siginfo si;
+
+    while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+            continue;
+        fprintf(stderr, "gvrun: got signal %d (%s); stopping the job\n",
+                (int)si.ssi_signo, strsignal((int)si.ssi_signo));
+        if (!stopping) {
+            stopping  = 1;
+            exit_code = 128 + (int)si.ssi_signo;
+            kill_all((int)si.ssi_signo);
+        }
+    }
+}
+
 static void spawn(int i, char **argv, const gvrun_hello_t *tmpl,
                   const sigset_t *oldmask)
 {
@@ -615,8 +635,12 @@ int main(int argc, char **argv)
     ranks = gv_calloc((size_t)nranks, sizeof(*ranks));
     for (i = 0; i < nranks; i++)
         ranks[i].fd = -1;
-    for (i = 0; (i < nranks) && !stopping; i++)
+    /* A signal during a long start (thousands of ranks) stops it: the
+     * ranks started so far get the signal and the rest never start. */
+    for (i = 0; (i < nranks) && !stopping; i++) {
         spawn(i, argv + optind, &hello, &oldmask);
+        take_signals(sfd);
+    }
 
     pfds     = gv_calloc((size_t)nranks + 1, sizeof(*pfds));
     start_ns = gv__now_ns();
@@ -635,21 +659,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "gvrun: poll: %s\n", strerror(errno));
             stop_job(1);
         }
-        if ((n > 0) && (pfds[0].revents & POLLIN)) {
-            struct signalfd_siginfo si;
-            while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-                if (si.ssi_signo == SIGCHLD)
-                    continue;
-                fprintf(stderr, "gvrun: got signal %d (%s); stopping the "
-                        "job\n", (int)si.ssi_signo,
-                        strsignal((int)si.ssi_signo));
-                if (!stopping) {
-                    stopping  = 1;
-                    exit_code = 128 + (int)si.ssi_signo;
-                    kill_all((int)si.ssi_signo);
-                }
-            }
-        }
+        if ((n > 0) && (pfds[0].revents & POLLIN))
+            take_signals(sfd);
         for (i = 0; (n > 0) && (i < nranks); i++)
             if ((pfds[i + 1].fd >= 0) &&
                 (pfds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))

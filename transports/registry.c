@@ -216,6 +216,7 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     char                 avail[512], why[PATH_MAX + 256];
     gv_status_t          status;
     size_t               i;
+    unsigned int         nerrors;
     int                  is_auto;
 
     if ((name[0] == '\0') || (strcmp(name, "auto") == 0)) {
@@ -251,8 +252,11 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
     if (ops == NULL)
         gv_error("transport '%s' (GV_TRANSPORT): %s (GV_PLUGIN_DIR names "
                  "the plug-in folder)", name, why);
-    status = try_open(e, ops, boot, params, tl_p);
-    if ((status != GV_OK) && (ops != NULL))
+    nerrors = __atomic_load_n(&gv__log_nerrors, __ATOMIC_RELAXED);
+    status  = try_open(e, ops, boot, params, tl_p);
+    /* One line per mistake: the transport named it (a bad selector). */
+    if ((status != GV_OK) && (ops != NULL) &&
+        (__atomic_load_n(&gv__log_nerrors, __ATOMIC_RELAXED) == nerrors))
         gv_error("transport '%s' (GV_TRANSPORT) failed to start: %s", name,
                  gv_status_str(status));
     return status;

@@ -8,31 +8,96 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 /* Entries named after one of the @a n (at most 4) processes @a pids
- * ("<pid>:...", libfabric shm's regions). */
-static int pid_objects(const int *pids, int n, char names[][64], int max)
+ * ("<pid>:...", libfabric shm's regions) changed at or after @a since
+ * (older ones are another process's, whose pid was reused). */
+static int pid_objects(const int *pids, int n, time_t since, char names[][64],
+                       int max)
 {
-    char        pre[4][24];
+    char        pre[4][24], path[96];
     const char *p[4];
-    int         i;
+    struct stat st;
+    int         i, k, m = 0;
 
     for (i = 0; (i < n) && (i < 4); i++) {
         snprintf(pre[i], sizeof(pre[i]), "%d:", pids[i]);
         p[i] = pre[i];
     }
-    return drv_shm_named(p, i, names, max);
+    k = drv_shm_named(p, i, names, max);
+    for (i = 0; i < k; i++) {
+        snprintf(path, sizeof(path), "/dev/shm/%.63s", names[i]);
+        if ((stat(path, &st) == 0) && (st.st_mtime >= since))
+            memmove(names[m++], names[i], 64);
+    }
+    return m;
+}
+
+/* Add the names in /dev/shm that process @a pid maps (its segments,
+ * whether or not they are still linked) to @a names (@a n_p of them, room
+ * for 64), once each. */
+static void mapped_shm_names(int pid, char names[][64], int *n_p)
+{
+    char  path[64], line[1024], *p, *e;
+    FILE *f;
+    int   j;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if ((p = strstr(line, "/dev/shm/")) == NULL)
+            continue;
+        p += strlen("/dev/shm/");
+        for (e = p; (*e != '\0') && (*e != ' ') && (*e != '\n'); e++)
+            ;
+        *e = '\0';
+        for (j = 0; (j < *n_p) && (strcmp(names[j], p) != 0); j++)
+            ;
+        if ((j == *n_p) && (*n_p < 64) && (strlen(p) < 64))
+            strcpy(names[(*n_p)++], p);
+    }
+    fclose(f);
+}
+
+/* The state letter of process @a pid (R, S, D, T, Z...), or 0 when it is
+ * gone. A rank whose launcher died is reparented, and a zombie waits for
+ * that parent to reap it: it has ended. */
+static char pid_state(int pid)
+{
+    char  path[64], buf[512], *p;
+    FILE *f;
+    char  st = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    if ((f = fopen(path, "r")) == NULL)
+        return 0;
+    if ((fgets(buf, sizeof(buf), f) != NULL) &&
+        ((p = strrchr(buf, ')')) != NULL) && (p[1] == ' '))
+        st = p[2];
+    fclose(f);
+    return st;
+}
+
+static int pid_alive(int pid)
+{
+    char st = pid_state(pid);
+
+    return (st != 0) && (st != 'Z') && (st != 'X');
 }
 
 /* Kill rank @a victim of a 4-rank job, or the launcher itself when
  * @a victim is -1; either way every process of the job must be gone within
- * 3 s, with nothing left in /dev/shm, and a killed rank must be named. */
-static void kill_one_of_four(const tl_cfg_t *t, int victim)
+ * 3 s, with nothing left in /dev/shm, and a killed rank must be named.
+ * @a flags goes to mr_longrun (--hang-in-exit). */
+static void kill_one_of_four_flags(const tl_cfg_t *t, int victim,
+                                   const char *flags)
 {
     char   dir[] = "/tmp/gv-fault-XXXXXX", out_path[600], cmd[1024];
-    char   before[64][64], after[64][64], path[640], *out;
-    int    pids[4], i, nbefore, nafter, status = 0;
+    char   mapped[64][64], left[64][64], path[640], *out;
+    int    pids[4], i, nmapped = 0, nleft, status = 0;
     pid_t  job;
     double t_kill, t_end = 0;
     FILE  *f;
@@ -40,12 +105,11 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
     if (!t->built)
         cr_skip_test("%s was not built", t->name);
     cr_assert_not_null(mkdtemp(dir));
-    nbefore = drv_shm_objects(before, 64);
     snprintf(out_path, sizeof(out_path), "%s/out", dir);
     snprintf(cmd, sizeof(cmd), "exec env GV_TRANSPORT=%s %s "
              "GV_WARN_UNUSED_ENV=0 %s/bin/gvrun -n 4 "
-             "%s/tests/multirank/mr_longrun %s > %s 2>&1", t->name, t->env,
-             GV_BUILD_DIR, GV_BUILD_DIR, dir, out_path);
+             "%s/tests/multirank/mr_longrun %s %s > %s 2>&1", t->name,
+             t->env, GV_BUILD_DIR, GV_BUILD_DIR, dir, flags, out_path);
     job = fork();
     cr_assert(job >= 0);
     if (job == 0) {
@@ -74,6 +138,8 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
         }
     }
     usleep(300000);
+    for (i = 0; i < 4; i++)
+        mapped_shm_names(pids[i], mapped, &nmapped);
     t_kill = drv_now_s();
     /* "exec env ... gvrun": the job's pid is gvrun's. */
     kill((victim >= 0) ? pids[victim] : job, SIGKILL);
@@ -87,7 +153,7 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
     if (victim < 0) { /* the ranks must follow their launcher */
         while (drv_now_s() - t_kill < 3.0) {
             for (i = 0; i < 4; i++)
-                if ((kill(pids[i], 0) == 0) || (errno != ESRCH))
+                if (pid_alive(pids[i]))
                     break;
             if (i == 4)
                 break;
@@ -112,23 +178,34 @@ static void kill_one_of_four(const tl_cfg_t *t, int victim)
                   "%s: gvrun's output does not name rank 2 and signal 9:\n%s",
                   t->label, out ? out : "");
     }
-    for (i = 0; i < 4; i++)
-        cr_expect(kill(pids[i], 0) != 0 && errno == ESRCH,
-                  "%s: rank %d (pid %d) is still alive %s", t->label, i,
-                  pids[i],
-                  (victim < 0) ? "3 s after gvrun was killed" : "");
-    nafter = drv_shm_objects(after, 64);
-    cr_expect(nafter <= nbefore, "%s: %d shared-memory objects left in "
-              "/dev/shm (first: %s)", t->label, nafter - nbefore,
-              nafter ? after[nafter - 1] : "");
-    nafter = pid_objects(pids, 4, after, 64);
-    cr_expect(nafter == 0, "%s: %d objects named after the job's processes "
-              "left in /dev/shm (first: %s)", t->label, nafter,
-              (nafter > 0) ? after[0] : "");
+    for (i = 0; i < 4; i++) {
+        cr_expect(!pid_alive(pids[i]),
+                  "%s: rank %d (pid %d) is still alive (state %c) %s %s",
+                  t->label, i, pids[i], pid_state(pids[i]),
+                  (victim < 0) ? "3 s after gvrun was killed" : "", flags);
+        kill(pids[i], SIGKILL); /* leave no orphan behind a failure */
+    }
+    /* The job's own names (another job on this machine has its own). */
+    for (i = nleft = 0; i < nmapped; i++) {
+        snprintf(path, sizeof(path), "/dev/shm/%.63s", mapped[i]);
+        if (access(path, F_OK) == 0)
+            memcpy(left[nleft++], mapped[i], 64);
+    }
+    cr_expect(nleft == 0, "%s: %d of the job's %d shared-memory objects "
+              "left in /dev/shm (first: %s)", t->label, nleft, nmapped,
+              nleft ? left[0] : "");
+    if (t == &drv_tls[DRV_OFI_SHM])
+        cr_expect(nmapped >= 4, "%s: the ranks map %d objects in /dev/shm, "
+                  "expected their 4 regions", t->label, nmapped);
     free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
         cr_log_warn("could not remove %s", dir);
+}
+
+static void kill_one_of_four(const tl_cfg_t *t, int victim)
+{
+    kill_one_of_four_flags(t, victim, "");
 }
 
 Test(fault, kill9_one_of_four_tcp, .timeout = 60)
@@ -158,14 +235,51 @@ Test(fault, kill9_one_of_four_ofi_shm, .timeout = 60)
     kill_one_of_four(&drv_tls[DRV_OFI_SHM], 2);
 }
 
-Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 60)
+/* A killed gvrun takes its ranks with it over every transport, each
+ * time: libfabric loads PSM's libinfinipath, whose SIGTERM handler calls
+ * exit(); a rank that got the parent-death SIGTERM inside malloc then
+ * deadlocked in a destructor and stayed for good (about 1 launch in 4
+ * over ucx/sm). Twelve launches per transport catch a 1-in-4 event 31
+ * times in 32; every other one makes exit() hang for certain
+ * (--hang-in-exit), so that a rank's ending through exit() always shows. */
+#define KILLED_GVRUN_TRIES 12
+static void killed_gvrun(enum drv_tl tl)
 {
-    kill_one_of_four(&drv_tls[DRV_TCP], -1);
+    int i;
+
+    for (i = 0; i < KILLED_GVRUN_TRIES; i++)
+        kill_one_of_four_flags(&drv_tls[tl], -1,
+                               (i % 2) ? "--hang-in-exit" : "");
 }
 
-Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 60)
+Test(fault, killed_gvrun_takes_its_ranks_tcp, .timeout = 600)
 {
-    kill_one_of_four(&drv_tls[DRV_SHM], -1);
+    killed_gvrun(DRV_TCP);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_shm, .timeout = 600)
+{
+    killed_gvrun(DRV_SHM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ucx_sm, .timeout = 600)
+{
+    killed_gvrun(DRV_UCX_SM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ucx_tcp, .timeout = 600)
+{
+    killed_gvrun(DRV_UCX_TCP);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ofi_shm, .timeout = 600)
+{
+    killed_gvrun(DRV_OFI_SHM);
+}
+
+Test(fault, killed_gvrun_takes_its_ranks_ofi_rxm, .timeout = 600)
+{
+    killed_gvrun(DRV_OFI_RXM);
 }
 
 /* Over every transport configuration (drv_tls[]), and with senders that
@@ -233,23 +347,73 @@ Test(fault, stuck_flush_all_named_ofi_rxm, .timeout = 60)
 
 /* Every rank aborts at once and is gone before gvrun's short wait for a
  * rank's death to explain the abort: the job still exits with the
- * abort's code and one line saying so (it once exited 0). */
-Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+ * abort's code and one line saying so (it once exited 0), over every
+ * transport, and nothing of the job's is left in /dev/shm (ofi/shm's
+ * regions, named after the ranks' pids, once stayed: the abort exited
+ * without removing them). */
+static void all_ranks_abort(const tl_cfg_t *t)
 {
-    char cmd[512], *out = NULL;
-    int  rc, i;
+    char        cmd[512], names[8][64], *out = NULL;
+    const char *p;
+    int         rc, i, k, n, pids[4];
 
+    if (!t->built)
+        cr_skip_test("%s was not built", t->name);
     for (i = 0; i < 3; i++) {
-        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm timeout -k 5 30 "
+        time_t t0 = time(NULL);
+
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=%s %s timeout -k 5 30 "
                  "%s/bin/gvrun -n 2 %s/tests/multirank/mr_die --all-abort",
-                 GV_BUILD_DIR, GV_BUILD_DIR);
+                 t->name, t->env, GV_BUILD_DIR, GV_BUILD_DIR);
         rc = drv_run(cmd, &out);
-        cr_expect_eq(rc, 5, "exit %d, expected 5:\n%s", rc, out ? out : "");
+        cr_expect_eq(rc, 5, "%s: exit %d, expected 5:\n%s", t->label, rc,
+                     out ? out : "");
         cr_expect(out && strstr(out, "the job (code 5): mr_die: rank"),
-                  "no line reports the abort:\n%s", out ? out : "");
+                  "%s: no line reports the abort:\n%s", t->label,
+                  out ? out : "");
+        for (k = 0, p = out; (p != NULL) && (k < 4) &&
+                             ((p = strstr(p, "aborts")) != NULL); p++) {
+            const char *q = p;
+            int         pid, j;
+
+            while ((q > out) && (q[-1] != '('))
+                q--;
+            if (sscanf(q, "pid %d", &pid) != 1)
+                continue;
+            for (j = 0; (j < k) && (pids[j] != pid); j++)
+                ;
+            if (j == k)
+                pids[k++] = pid;
+        }
+        cr_expect(k > 0, "%s: no rank named its pid:\n%s", t->label,
+                  out ? out : "");
+        n = pid_objects(pids, k, t0, names, 8);
+        cr_expect(n == 0, "%s: %d objects named after the aborted ranks "
+                  "left in /dev/shm (first: %s)", t->label, n,
+                  (n > 0) ? names[0] : "");
         free(out);
         out = NULL;
     }
+}
+
+Test(fault, all_ranks_abort_exit_code, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_SHM]);
+}
+
+Test(fault, all_ranks_abort_exit_code_tcp, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_TCP]);
+}
+
+Test(fault, all_ranks_abort_exit_code_ucx, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_UCX_SM]);
+}
+
+Test(fault, all_ranks_abort_leaves_no_shm_ofi_shm, .timeout = 60)
+{
+    all_ranks_abort(&drv_tls[DRV_OFI_SHM]);
 }
 
 Test(fault, bogus_transport_lists_available, .timeout = 60)
@@ -292,6 +456,34 @@ Test(fault, native_amo_refused_without_atomics, .timeout = 60)
     cr_expect(out && !strstr(out, "characters counted"),
               "the program ran:\n%s", out ? out : "");
     free(out);
+}
+
+/* A program that reported an error exits non-zero: with a global heap
+ * too small for its input, charcount printed "bad range or body; nothing
+ * run here" on every rank, "0 of 1000000 characters counted", and the job
+ * exited 0. The first heap fits neither allocation; the second fits the
+ * input but not the hash cells. */
+Test(fault, example_error_exits_nonzero, .timeout = 60)
+{
+    static const char *heaps[] = {"4096", "501000"};
+    char              *out = NULL;
+    char               cmd[512];
+    size_t             i;
+    int                rc;
+
+    for (i = 0; i < sizeof(heaps) / sizeof(heaps[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=shm GV_HEAP=%s timeout "
+                 "-k 5 30 %s/bin/gvrun -n 2 %s/examples/charcount", heaps[i],
+                 GV_BUILD_DIR, GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        cr_expect(rc != 0 && rc != 124, "GV_HEAP=%s: exit %d:\n%s",
+                  heaps[i], rc, out ? out : "");
+        cr_expect(out && strstr(out, "raise GV_HEAP"),
+                  "GV_HEAP=%s: no line names GV_HEAP:\n%s", heaps[i],
+                  out ? out : "");
+        free(out);
+        out = NULL;
+    }
 }
 
 /* A GV_HEAP larger than the node's memory, over the transports that
@@ -368,6 +560,68 @@ Test(fault, transport_failure_is_not_a_skip, .timeout = 60)
     snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=self timeout 30 %s/bin/gvrun "
              "-n 2 %s/tests/multirank/mr_barrier", GV_BUILD_DIR, GV_BUILD_DIR);
     drv_expect_run(cmd, 1, NULL, 0); /* 1: a failure, not a skip (77) */
+}
+
+/* One rule for every variable and one line per mistake: set but empty is
+ * refused (GV_TRANSPORT= once ran as auto, while GV_HEAP= was refused); a
+ * 5,000-character value is cut in the message, which still names the
+ * variable and what it accepts; a bad selector is one line per rank (the
+ * registry once added "failed to start"); transport names ignore case, as
+ * every enumerated value does (GV_TRANSPORT=TCP was refused). */
+Test(fault, env_rules_agree, .timeout = 120)
+{
+    static const char *empty[] = {"GV_TRANSPORT", "GV_HEAP", "GV_LOG",
+                                  "GV_TCP_IFACE", "GV_OFI_PROVIDER",
+                                  "GV_AGGREGATE"};
+    static const char *selectors[] = {
+        "GV_TRANSPORT=tcp GV_TCP_IFACE=bogus0",
+        "GV_TRANSPORT=ofi GV_OFI_PROVIDER=bogus"};
+    const char *lines[2];
+    char        cmd[512], want[128], longval[5001], *out = NULL, *p;
+    size_t      i;
+    int         rc, n;
+
+    for (i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+        snprintf(cmd, sizeof(cmd), "env %s= timeout -k 5 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", empty[i], GV_BUILD_DIR, GV_BUILD_DIR);
+        snprintf(want, sizeof(want), "%s is set but empty; unset it for the "
+                 "default", empty[i]);
+        lines[0] = want;
+        drv_expect_run(cmd, 1, lines, 1);
+    }
+    /* Through this process's environment: too long for a command line
+     * of drv_run's. */
+    memset(longval, '7', 5000);
+    longval[5000] = '\0';
+    setenv("GV_AGG_BYTES", longval, 1);
+    snprintf(cmd, sizeof(cmd), "timeout -k 5 30 %s/bin/gvrun -n 2 "
+             "%s/examples/hello", GV_BUILD_DIR, GV_BUILD_DIR);
+    lines[0] = "GV_AGG_BYTES='7777777777";
+    lines[1] = "...' is not a size; use a byte count with an optional k, m, "
+               "g suffix from";
+    drv_expect_run(cmd, 1, lines, 2);
+    unsetenv("GV_AGG_BYTES");
+    for (i = 0; i < sizeof(selectors) / sizeof(selectors[0]); i++) {
+        if ((strstr(selectors[i], "=ofi") != NULL) && !GV_HAVE_OFI)
+            continue;
+        snprintf(cmd, sizeof(cmd), "env %s timeout -k 5 30 %s/bin/gvrun -n 2 "
+                 "%s/examples/hello", selectors[i], GV_BUILD_DIR,
+                 GV_BUILD_DIR);
+        rc = drv_run(cmd, &out);
+        for (n = 0, p = out; (p != NULL) && ((p = strstr(p, "ERROR")) != NULL);
+             p++)
+            n++;
+        cr_expect(rc == 1 && n == 2, "%s: exit %d, %d error lines from 2 "
+                  "ranks (expected one each):\n%s", selectors[i], rc, n,
+                  out ? out : "");
+        free(out);
+        out = NULL;
+    }
+    snprintf(cmd, sizeof(cmd), "env GV_TRANSPORT=TCP GV_LOG=WARN timeout -k 5 "
+             "30 %s/bin/gvrun -n 2 %s/examples/hello", GV_BUILD_DIR,
+             GV_BUILD_DIR);
+    lines[0] = "over tcp";
+    drv_expect_run(cmd, 0, lines, 1);
 }
 
 Test(fault, bad_value_names_variable, .timeout = 60)

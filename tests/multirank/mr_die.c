@@ -2,7 +2,8 @@
  * rank is up, and the others keep waiting in barriers; the launcher must
  * stop the job and name rank 2. With --all-abort every rank calls
  * gv_abort(5) at once: the job must exit 5, though every rank is gone
- * before the launcher would report the abort. With --init-only it starts
+ * before the launcher would report the abort (each names its pid, so that
+ * a test can look for what it left in /dev/shm). With --init-only it starts
  * and finalizes (used to check transports that must refuse a launcher).
  * Without a flag
  * it does nothing and exits 77 (skip), so that running every mr_* program
@@ -44,7 +45,8 @@ int main(int argc, char **argv)
     }
     if (all_abort) {
         gv_barrier();
-        gv_abort(5, "mr_die: rank %d aborts", gv_rank());
+        gv_abort(5, "mr_die: rank %d (pid %d) aborts", gv_rank(),
+                 (int)getpid());
     }
     if (gv_nranks() <= VICTIM) {
         if (gv_rank() == 0)
