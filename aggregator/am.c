@@ -20,6 +20,7 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "aggregator/wire.h"
+#include <grapevine/team.h>
 
 #include <stdio.h>
 
@@ -963,6 +964,206 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
     gv__lib_back(&saved);
 }
 
+/* ---- routing (GV_AGG_ROUTE=node) ---------------------------------------
+ *
+ * A message from rank s to a rank d on another node travels inside an
+ * envelope {s, d, id, flags} to the rank of s's node that serves d's node
+ * (its local index: d's node mod the ranks of s's node), which aggregates
+ * what its node sends to that node into its one queue to the serving rank
+ * there (index: s's node mod the ranks of d's node), which hands it to d;
+ * d runs the handler with s as the source. A pair's messages always take
+ * the same hops, each hop is a FIFO queue and a relay forwards in arrival
+ * order, so per-pair order holds as with direct sends. Quiescence counts
+ * the message once at s (sent) and once at d (handled): a relay takes
+ * its receive back and its forward is not counted. A relay forwards from
+ * inside the handler, which never waits (it queues), so relays cannot
+ * deadlock; what a relay queues is bounded by what arrives, as for any
+ * handler that sends. Messages within a node are ordinary transport
+ * messages, not routed. */
+typedef struct {
+    uint32_t src, dst;
+    uint16_t id, flags;
+} route_hdr_t;
+#define ROUTE_NOW 1u /* gv_am_send_now(): every hop ships at once */
+
+static struct {
+    int       *node_of;  /* NULL: direct */
+    int       *members;  /* the ranks by node, in rank order */
+    int       *start;    /* node k's: members[start[k] .. start[k + 1]) */
+    int        nnodes, mynode;
+    gv_am_id_t id;       /* the envelope's handler */
+    uint64_t   relayed;  /* messages this rank forwarded */
+} rt;
+
+/* The next rank on the way to @a dst (on another node than ours, or it). */
+static int route_hop(int dst)
+{
+    int dn = rt.node_of[dst], me = rt.mynode, r;
+
+    if (dn == me)
+        return dst;
+    r = rt.members[rt.start[me] + dn % (rt.start[me + 1] - rt.start[me])];
+    if (r != am.rank)
+        return r;
+    return rt.members[rt.start[dn] + me % (rt.start[dn + 1] - rt.start[dn])];
+}
+
+static void flush_now(int dst);
+static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
+                             size_t len, int now) __attribute__((noinline));
+
+/* Hand an envelope of @a len bytes to the next hop to @a dst, not counted
+ * as a message sent (the caller counts). */
+static gv_status_t route_forward(int dst, const void *env, size_t len,
+                                 int now)
+{
+    int         hop = route_hop(dst);
+    gv_status_t status;
+
+    /* send_slow() counts what it accepts; waiting for credit there may
+     * run handlers that send and count too: take back only this one. */
+    status = send_slow(hop, rt.id, env, len, now);
+    if (status != GV_OK)
+        return status;
+    gv__am_hot.msgs_sent--;
+    gv__am_hot.bytes_sent -= len;
+    if (now)
+        flush_now(hop);
+    return GV_OK;
+}
+
+/* send_slow() for a rank on another node: wrap, forward, count once. */
+static gv_status_t __attribute__((noinline))
+route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
+{
+    uint64_t    stack[(sizeof(route_hdr_t) + 256) / 8];
+    uint8_t    *env = (uint8_t *)stack;
+    route_hdr_t h   = {(uint32_t)am.rank, (uint32_t)dst, id,
+                       now ? ROUTE_NOW : 0};
+    gv_status_t status;
+
+    if (len > GV_WIRE_MAX_PAYLOAD - sizeof(h)) {
+        gv_error("active message of %zu bytes to rank %d on another node: "
+                 "GV_AGG_ROUTE=node carries at most %zu (unset it for %u)",
+                 len, dst, GV_WIRE_MAX_PAYLOAD - sizeof(h),
+                 GV_WIRE_MAX_PAYLOAD);
+        return GV_ERR_INVALID;
+    }
+    if (sizeof(h) + len > sizeof(stack))
+        env = gv_malloc(sizeof(h) + len);
+    memcpy(env, &h, sizeof(h));
+    if (len > 0)
+        memcpy(env + sizeof(h), payload, len);
+    status = route_forward(dst, env, sizeof(h) + len, now);
+    if (env != (uint8_t *)stack)
+        gv_free(env);
+    if (status == GV_OK) {
+        gv__am_hot.msgs_sent++;
+        gv__am_hot.bytes_sent += len;
+    }
+    return status;
+}
+
+/* The envelope's handler: run the message here, as from its source, or
+ * forward it. */
+static void route_cb(int src, const void *payload, size_t len, void *arg)
+{
+    const uint8_t *p = payload;
+    route_hdr_t    h;
+
+    (void)arg;
+    if (len < sizeof(h)) {
+        reject(src, "routed message shorter than its envelope");
+        return;
+    }
+    memcpy(&h, p, sizeof(h));
+    if ((rt.node_of == NULL) || (h.src >= (uint32_t)am.size) ||
+        (h.dst >= (uint32_t)am.size) || (h.src == h.dst) ||
+        ((h.dst != (uint32_t)am.rank) && (rt.node_of[h.dst] != rt.mynode) &&
+         (rt.node_of[src] != rt.mynode))) {
+        reject(src, "routed message with a bad source or destination, or "
+                    "not for this rank to forward (is GV_AGG_ROUTE the same "
+                    "on every rank?)");
+        return;
+    }
+    am.stats.bytes_recv -= sizeof(h);
+    if (h.dst == (uint32_t)am.rank) {
+        if (h.id >= gv__am_hot.nhandlers)
+            dispatch_named((int)h.src, h.id, p + sizeof(h), len - sizeof(h));
+        else
+            am.handlers[h.id].fn((int)h.src, p + sizeof(h), len - sizeof(h),
+                                 am.handlers[h.id].arg);
+        return;
+    }
+    /* A relay: the message is neither received nor sent here. If the next
+     * hop failed, it counts as handled here (dropped), as a rejected one. */
+    if (route_forward((int)h.dst, payload, len, h.flags & ROUTE_NOW) ==
+        GV_OK) {
+        am.handled_count--;
+        am.stats.msgs_recv--;
+        am.stats.bytes_recv -= len - sizeof(h);
+        rt.relayed++;
+    }
+}
+
+int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
+                       int rank)
+{
+    int i, local = 0, idx = 0, remote = 0, me = node_of[rank];
+
+    if ((route == 0) || (nnodes <= 1))
+        return size - 1;
+    for (i = 0; i < size; i++) {
+        if (node_of[i] == me) {
+            if (i < rank)
+                idx++;
+            local++;
+        }
+    }
+    for (i = 0; i < nnodes; i++)
+        if ((i != me) && (i % local == idx))
+            remote++;
+    return local - 1 + remote;
+}
+
+void gv__am_route_start(void)
+{
+    int i, n = am.size, *fill;
+
+    if ((gv__env.AGG_ROUTE == 0) || (am.tl == NULL) || (gv_nnodes() <= 1))
+        return;
+    rt.nnodes  = gv_nnodes();
+    rt.node_of = gv_malloc((size_t)n * sizeof(int));
+    rt.members = gv_malloc((size_t)n * sizeof(int));
+    rt.start   = gv_calloc((size_t)rt.nnodes + 1, sizeof(int));
+    fill       = gv_calloc((size_t)rt.nnodes, sizeof(int));
+    for (i = 0; i < n; i++) {
+        rt.node_of[i] = gv_node_of(i);
+        rt.start[rt.node_of[i] + 1]++;
+    }
+    for (i = 0; i < rt.nnodes; i++)
+        rt.start[i + 1] += rt.start[i];
+    for (i = 0; i < n; i++)
+        rt.members[rt.start[rt.node_of[i]] + fill[rt.node_of[i]]++] = i;
+    gv_free(fill);
+    rt.mynode = rt.node_of[am.rank];
+    /* Every message to another node takes send_slow(): no batch or lone
+     * area opens to such a rank, and gv_am_send_now() always goes the
+     * slow way (it ships the first hop at once and flags the rest). */
+    am.open_small = 0;
+    am.now_lim    = 0;
+}
+
+size_t gv__am_route_bound(void)
+{
+    int peers = am.size - 1;
+
+    if (rt.node_of != NULL)
+        peers = gv__am_route_peers(1, rt.node_of, rt.nnodes, am.size,
+                                   am.rank);
+    return (size_t)peers * gv__am_memory_bound();
+}
+
 /* ---- send ------------------------------------------------------------- */
 
 static void self_push(gv_am_id_t id, const void *payload, size_t len)
@@ -1234,8 +1435,6 @@ static inline void rec_put_small(uint8_t *p, uint16_t id, const void *payload,
         *p++ = *s++;
 }
 
-static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
-                             size_t len, int now) __attribute__((noinline));
 static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
                              size_t len) __attribute__((noinline));
 static void send_alone(int dst, gv_am_id_t id, const void *payload,
@@ -1341,6 +1540,9 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     }
     if (__builtin_expect(gv__ctx.nfailed > 0, 0) && gv__is_failed(dst))
         return GV_ERR_UNREACHABLE;
+    if (__builtin_expect(rt.node_of != NULL, 0) && (dst != am.rank) &&
+        (rt.node_of[dst] != rt.mynode) && (id != rt.id))
+        return route_send(dst, id, payload, len, now);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
     if (dst == am.rank) {
@@ -1424,7 +1626,7 @@ gv_status_t gv_am_send_nbi(int dst, gv_am_id_t id, const void *payload,
         (payload == NULL) ||
         (am.aggregate && (gv_wire_rec_size(len) <= am.batch_max_rec)) ||
         (sizeof(gv_wire_hdr_t) + len <= am.max_inline) ||
-        (gv__ctx.nfailed > 0))
+        (gv__ctx.nfailed > 0) || (rt.node_of != NULL))
         return send_slow(dst, id, payload, len, 0);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
@@ -1444,19 +1646,24 @@ void gv_flush(void)
  * hand it over as gv_am_send() does (buffered, or from now_zcopy_min sent
  * from the caller's memory, waiting outside handlers), then ship what is
  * buffered to dst. */
+static void flush_now(int dst)
+{
+    if (am.lone_dst == dst)
+        lone_ship(&am.stats.flush_explicit); /* no room: now a batch */
+    if ((am.peers[dst].open != NULL) || (am.peers[dst].head != NULL))
+        flush_peer(dst, &am.stats.flush_explicit);
+}
+
 static gv_status_t __attribute__((noinline))
 send_now_slow(int dst, gv_am_id_t id, const void *payload, size_t len)
 {
-    gv_status_t status = (len > FAST_MAX)
+    gv_status_t status = ((len > FAST_MAX) || (rt.node_of != NULL))
                              ? send_slow(dst, id, payload, len, 1)
                              : gv_am_send(dst, id, payload, len);
 
     if ((status != GV_OK) || (dst == am.rank))
         return status;
-    if (am.lone_dst == dst)
-        lone_ship(&am.stats.flush_explicit); /* no room: now a batch */
-    if ((am.peers[dst].open != NULL) || (am.peers[dst].head != NULL))
-        flush_peer(dst, &am.stats.flush_explicit);
+    flush_now(dst);
     return GV_OK;
 }
 
@@ -2163,7 +2370,13 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     /* Handlers registered from here on are gv_init's (the layers') and
      * the program's after it: gv__am_fini forgets them. */
     am.nhandlers_kept = gv__am_hot.nhandlers;
-    return gv_am_register(announce_cb, NULL, &am.am_named);
+    {
+        gv_status_t status = gv_am_register(announce_cb, NULL, &am.am_named);
+
+        if ((status != GV_OK) || (gv__env.AGG_ROUTE == 0))
+            return status;
+        return gv_am_register(route_cb, NULL, &rt.id);
+    }
 }
 
 void gv__am_announce_kept(void)
@@ -2208,6 +2421,10 @@ void gv__am_fini(void)
         am.nbi_free  = n->next;
         gv_free(n);
     }
+    gv_free(rt.node_of);
+    gv_free(rt.members);
+    gv_free(rt.start);
+    memset(&rt, 0, sizeof(rt));
     gv_free(am.peers);
     gv_free(am.backlog);
     gv_free(am.openlist);
@@ -2278,4 +2495,13 @@ void gv__am_stats_print(void)
             ships ? (double)s->msgs_sent / (double)ships : 0.,
             (unsigned long long)s->credit_stalls,
             (unsigned long long)s->rejected);
+    if (rt.node_of != NULL)
+        fprintf(stderr, "[%04d] STATS route: node, %d nodes; buffers to at "
+                "most %d ranks, %zu bytes; queued at most %llu B; relayed "
+                "%llu msgs\n", am.rank, rt.nnodes,
+                gv__am_route_peers(1, rt.node_of, rt.nnodes, am.size,
+                                   am.rank),
+                gv__am_route_bound(),
+                (unsigned long long)s->queued_bytes_max,
+                (unsigned long long)rt.relayed);
 }

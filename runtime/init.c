@@ -195,6 +195,7 @@ static gv_status_t init(const gv_init_opts_t *opts)
     if (status != GV_OK)
         goto err_am;
     gv__team_init();
+    gv__am_route_start();
     if (opts->layers >= GV_LAYERS_HEAP)
         heap_alloc(tl, params.heap_size);
     gv__ctx.initialized = 1;

@@ -1,0 +1,171 @@
+/* Exactly-once, in-order delivery and the barrier's quiescence under any
+ * GV_AGG_ROUTE, with pretend nodes (GV_TEST_NODES): every rank sends every
+ * other rank a stream of numbered messages of mixed sizes (small ones
+ * batched, some sent with gv_am_send_now(), some too large for a batch,
+ * one larger than a transport message), each of which the receiver checks
+ * against its source (the original sender, whatever the hops), its
+ * number (per-pair order: each must be the next) and its contents. Half
+ * the small ones ask for a reply sent from inside the handler. After one
+ * gv_barrier() every message and every reply must have been handled: the
+ * barrier may not return while one is still on its way through a relay.
+ * Then the global counts of gv_am_stats() must agree (a relay counts
+ * nothing). SPDX-License-Identifier: BSD-3-Clause */
+#include "tests/multirank/mr.h"
+
+#define PER_PEER  3000       /* messages to each other rank */
+#define MID_EVERY 211        /* every so many: a message too large to batch */
+#define MID_BYTES (70 << 10)
+#define BIG_BYTES (5 << 20)  /* more than tcp's largest transport message */
+
+typedef struct {
+    uint32_t src, seq;
+    uint32_t want_reply, pad;
+    uint64_t check;
+} head_t;
+
+static gv_am_id_t msg_id, reply_id;
+static uint32_t  *next_seq; /* per source: the number expected next */
+static uint64_t   got, replies, reply_sum;
+
+static uint64_t fill_byte(uint32_t src, uint32_t seq, size_t i)
+{
+    return (uint8_t)(src * 131u + seq * 7u + (uint32_t)i);
+}
+
+static void on_msg(int src, const void *p, size_t len, void *arg)
+{
+    head_t h;
+    size_t i;
+
+    (void)arg;
+    MR_CHECK(len >= sizeof(h), "rank %d: message of %zu bytes from %d",
+             gv_rank(), len, src);
+    memcpy(&h, p, sizeof(h));
+    MR_CHECK(h.src == (uint32_t)src, "rank %d: handler saw source %d, the "
+             "message came from %u", gv_rank(), src, h.src);
+    MR_CHECK(h.seq == next_seq[src], "rank %d: from %d got message %u, "
+             "expected %u (lost, duplicated or reordered)", gv_rank(), src,
+             h.seq, next_seq[src]);
+    MR_CHECK(h.check == ((uint64_t)h.src << 32 | h.seq) * 0x9E3779B97F4A7C15ull,
+             "rank %d: message %u from %d corrupted", gv_rank(), h.seq, src);
+    for (i = sizeof(h); i < len; i += 4093)
+        MR_CHECK(((const uint8_t *)p)[i] == fill_byte(h.src, h.seq, i),
+                 "rank %d: byte %zu of message %u from %d corrupted",
+                 gv_rank(), i, h.seq, src);
+    next_seq[src]++;
+    got++;
+    if (h.want_reply) {
+        uint64_t v = (uint64_t)h.seq * 3 + (uint64_t)gv_rank();
+        MR_OK(gv_am_send(src, reply_id, &v, 8));
+    }
+}
+
+static void on_reply(int src, const void *p, size_t len, void *arg)
+{
+    uint64_t v;
+
+    (void)arg;
+    MR_CHECK(len == 8, "reply of %zu bytes", len);
+    memcpy(&v, p, 8);
+    reply_sum += v - (uint64_t)src;
+    replies++;
+}
+
+static void send_one(int dst, uint32_t seq, size_t len, int now,
+                     uint8_t *buf, uint64_t *reply_expect,
+                     uint64_t *nreply)
+{
+    head_t h = {(uint32_t)gv_rank(), seq, 0, 0, 0};
+    size_t i;
+
+    h.want_reply = (len == sizeof(h)) && (seq % 2 == 0);
+    h.check      = ((uint64_t)h.src << 32 | seq) * 0x9E3779B97F4A7C15ull;
+    memcpy(buf, &h, sizeof(h));
+    for (i = sizeof(h); i < len; i += 4093)
+        buf[i] = (uint8_t)fill_byte(h.src, seq, i);
+    if (now)
+        MR_OK(gv_am_send_now(dst, msg_id, buf, len));
+    else
+        MR_OK(gv_am_send(dst, msg_id, buf, len));
+    if (h.want_reply) {
+        *reply_expect += (uint64_t)seq * 3;
+        (*nreply)++;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int           n, me, d, k;
+    uint32_t      seq;
+    uint8_t      *buf;
+    uint64_t      reply_expect = 0, nreply = 0, v[4], sums[4];
+    gv_am_stats_t st;
+
+    mr_init(&argc, &argv);
+    n        = gv_nranks();
+    me       = gv_rank();
+    next_seq = calloc((size_t)n, sizeof(*next_seq));
+    buf      = calloc(1, BIG_BYTES);
+    MR_CHECK(next_seq != NULL && buf != NULL, "out of memory");
+    MR_OK(gv_am_register(on_msg, NULL, &msg_id));
+    MR_OK(gv_am_register(on_reply, NULL, &reply_id));
+    gv_barrier();
+
+    /* Interleave the destinations, so that every queue and relay is busy
+     * at once. */
+    for (seq = 0; seq < PER_PEER; seq++) {
+        for (k = 1; k < n; k++) {
+            size_t len = sizeof(head_t);
+
+            d = (me + k) % n;
+            if (seq % MID_EVERY == MID_EVERY - 1)
+                len = MID_BYTES;
+            else if (seq % 7 == 3)
+                len = sizeof(head_t) + 40;
+            send_one(d, seq, len, seq % 5 == 1, buf, &reply_expect, &nreply);
+        }
+    }
+    /* One message larger than the transport carries, to the next rank. */
+    d = (me + 1) % n;
+    if (d != me)
+        send_one(d, PER_PEER, BIG_BYTES, 0, buf, &reply_expect, &nreply);
+    gv_barrier();
+
+    MR_CHECK(got == (uint64_t)(n - 1) * PER_PEER + (n > 1 ? 1 : 0),
+             "rank %d: handled %llu messages after the barrier, expected "
+             "%llu", me, (unsigned long long)got,
+             (unsigned long long)((uint64_t)(n - 1) * PER_PEER + 1));
+    MR_CHECK(replies == nreply && reply_sum == reply_expect,
+             "rank %d: %llu replies (sum %llu) after the barrier, expected "
+             "%llu (sum %llu)", me, (unsigned long long)replies,
+             (unsigned long long)reply_sum, (unsigned long long)nreply,
+             (unsigned long long)reply_expect);
+
+    gv_am_stats(&st);
+    v[0] = st.msgs_sent;
+    v[1] = st.msgs_recv;
+    v[2] = got + replies;
+    v[3] = st.rejected;
+    /* Every rank has read its counters once this barrier returns (its
+     * own messages are not counted), before the reduction sends any. */
+    gv_barrier();
+    MR_OK(gv_team_allreduce(GV_TEAM_WORLD, v, sums, 4, GV_UINT64, GV_SUM));
+    /* Every message sent was received exactly once; relays count
+     * neither. */
+    MR_CHECK(sums[3] == 0, "%llu messages rejected",
+             (unsigned long long)sums[3]);
+    MR_CHECK(sums[0] == sums[1], "job sent %llu messages and received "
+             "%llu", (unsigned long long)sums[0],
+             (unsigned long long)sums[1]);
+    MR_CHECK(sums[0] >= sums[2], "job sent %llu messages, fewer than the "
+             "%llu its handlers counted", (unsigned long long)sums[0],
+             (unsigned long long)sums[2]);
+    if (me == 0)
+        printf("route: %d ranks in %d nodes, %llu messages and replies, "
+               "each once and in order: ok\n", n, gv_nnodes(),
+               (unsigned long long)sums[2]);
+    free(buf);
+    free(next_seq);
+    gv_finalize();
+    return 0;
+}
