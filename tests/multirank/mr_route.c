@@ -9,8 +9,15 @@
  * gv_barrier() every message and every reply must have been handled: the
  * barrier may not return while one is still on its way through a relay.
  * Then the global counts of gv_am_stats() must agree (a relay counts
- * nothing). SPDX-License-Identifier: BSD-3-Clause */
+ * nothing).
+ *
+ * With --kill-relay (GV_AGG_ROUTE=node, at least 2 nodes): the rank of
+ * node 0 that serves node 1 kills itself (SIGKILL) halfway through the
+ * stream; the job must stop, its launcher naming that rank.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
+
+#include <signal.h>
 
 #define PER_PEER  3000       /* messages to each other rank */
 #define MID_EVERY 211        /* every so many: a message too large to batch */
@@ -26,6 +33,20 @@ typedef struct {
 static gv_am_id_t msg_id, reply_id;
 static uint32_t  *next_seq; /* per source: the number expected next */
 static uint64_t   got, replies, reply_sum;
+
+/* The rank of node 0 that serves node 1 under GV_AGG_ROUTE=node. */
+static int relay_0_to_1(void)
+{
+    int r, local = 0, idx, target;
+
+    for (r = 0; r < gv_nranks(); r++)
+        local += (gv_node_of(r) == 0);
+    target = 1 % local;
+    for (r = 0, idx = 0; r < gv_nranks(); r++)
+        if ((gv_node_of(r) == 0) && (idx++ == target))
+            return r;
+    return -1;
+}
 
 static uint64_t fill_byte(uint32_t src, uint32_t seq, size_t i)
 {
@@ -100,8 +121,26 @@ int main(int argc, char **argv)
     uint8_t      *buf;
     uint64_t      reply_expect = 0, nreply = 0, v[4], sums[4];
     gv_am_stats_t st;
+    int           victim = -1;
 
     mr_init(&argc, &argv);
+    if ((argc > 1) && (strcmp(argv[1], "--kill-relay") == 0)) {
+        const char *route = getenv("GV_AGG_ROUTE");
+
+        if ((gv_nnodes() < 2) || (route == NULL) ||
+            (strcasecmp(route, "node") != 0))
+            mr_skip("--kill-relay needs GV_AGG_ROUTE=node and "
+                    "GV_TEST_NODES of 2 or more");
+        victim = relay_0_to_1();
+        if (gv_rank() == 0)
+            printf("relay to be killed: rank %d\n", victim);
+        fflush(stdout);
+    } else if (argc > 1) {
+        fprintf(stderr, "mr_route: unknown option '%s' (accepted: "
+                "--kill-relay)\n", argv[1]);
+        gv_finalize();
+        return 2;
+    }
     n        = gv_nranks();
     me       = gv_rank();
     next_seq = calloc((size_t)n, sizeof(*next_seq));
@@ -114,6 +153,8 @@ int main(int argc, char **argv)
     /* Interleave the destinations, so that every queue and relay is busy
      * at once. */
     for (seq = 0; seq < PER_PEER; seq++) {
+        if ((victim == me) && (seq == PER_PEER / 2))
+            raise(SIGKILL);
         for (k = 1; k < n; k++) {
             size_t len = sizeof(head_t);
 
@@ -130,6 +171,8 @@ int main(int argc, char **argv)
     if (d != me)
         send_one(d, PER_PEER, BIG_BYTES, 0, buf, &reply_expect, &nreply);
     gv_barrier();
+    MR_CHECK(victim < 0, "rank %d: the barrier completed though relay rank "
+             "%d was killed", me, victim);
 
     MR_CHECK(got == (uint64_t)(n - 1) * PER_PEER + (n > 1 ? 1 : 0),
              "rank %d: handled %llu messages after the barrier, expected "
