@@ -4,6 +4,7 @@
 #include "core/boot.h"
 #include "core/plugin.h"
 #include "transports/transport.h"
+#include "aggregator/am_internal.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -11,11 +12,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: gvinfo [-c] [-m] [-t] [-T] [-v] [-h]\n"
+    fprintf(f, "usage: gvinfo [-c] [-m] [-t [-n RANKS [-N NODES]]] [-T] [-v] "
+               "[-h]\n"
                "  -c  every GV_* variable: value, default, accepted, meaning\n"
                "  -m  the same table in Markdown (for the README)\n"
                "  -t  transports: built or not (why), and what each can do\n"
-               "      here, opened on one rank\n"
+               "      here, opened on one rank; with -n, the aggregation\n"
+               "      buffers per rank for GV_AGG_ROUTE and a job of RANKS\n"
+               "      ranks in NODES nodes of contiguous rank blocks (default\n"
+               "      GV_TEST_NODES, else 1)\n"
                "  -T  topology (hwloc)\n"
                "  -v  version, and the commit the library was built from\n"
                "  -h, --help  this text\n"
@@ -25,6 +30,52 @@ static void usage(FILE *f)
 /* The probe opens each transport as gv_init would, receive callbacks
  * included (a transport offers am_send_id only to a layer that takes its
  * messages); nothing arrives on one rank. */
+/* A whole number from @a lo to @a hi, or -1. */
+static long count_arg(const char *s, long lo, long hi)
+{
+    char *end;
+    long  v = strtol(s, &end, 10);
+
+    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi))
+        return -1;
+    return v;
+}
+
+/* The bound on one rank's aggregation buffers: the route's destinations
+ * (the largest count over the ranks) times the bound per destination. */
+static void print_route_bound(long ranks, long nodes)
+{
+    static const char *const names[] = {"direct", "node"};
+    unsigned long long       per = (unsigned long long)(
+        (gv__env.AGG_CREDITS + 1) * gv__env.AGG_BYTES);
+    int                     *node_of, r, route, peers, most;
+
+    if (nodes > ranks)
+        nodes = ranks;
+    node_of = malloc((size_t)ranks * sizeof(int));
+    if (node_of == NULL)
+        return;
+    for (r = 0; r < ranks; r++)
+        node_of[r] = (int)((int64_t)r * nodes / ranks);
+    printf("aggregator: a job of %ld ranks in %ld node(s) (%ld to %ld per "
+           "node):\n", ranks, nodes, ranks / nodes,
+           (ranks + nodes - 1) / nodes);
+    for (route = 0; route < 2; route++) {
+        most = 0;
+        for (r = 0; r < ranks; r++) {
+            peers = gv__am_route_peers(route, node_of, (int)nodes,
+                                       (int)ranks, r);
+            if (peers > most)
+                most = peers;
+        }
+        printf("  GV_AGG_ROUTE=%s%s: buffers to at most %d ranks, at most "
+               "%llu bytes per rank\n", names[route],
+               (route == gv__env.AGG_ROUTE) ? " (chosen)" : "", most,
+               (unsigned long long)most * per);
+    }
+    free(node_of);
+}
+
 static void probe_recv(void *arg, int src, const void *data, size_t len)
 {
     (void)arg;
@@ -128,9 +179,10 @@ int main(int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     char err[512];
     int  c, conf = 0, md = 0, tls = 0, topo = 0, ver = 0;
+    long ranks = 0, nodes = 0;
 
     opterr = 0; /* our own message names the option and shows the usage */
-    while ((c = getopt_long(argc, argv, "+cmtTvh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+cmtTvhn:N:", opts, NULL)) != -1) {
         switch (c) {
         case 'c': conf = 1; break;
         case 'm': md = 1; break;
@@ -138,8 +190,20 @@ int main(int argc, char **argv)
         case 'T': topo = 1; break;
         case 'v': ver = 1; break;
         case 'h': usage(stdout); return 0;
+        case 'n':
+        case 'N':
+            if (count_arg(optarg, 1, 1L << 24) < 0) {
+                fprintf(stderr, "gvinfo: -%c takes a number of %s from 1 to "
+                        "%ld, not '%s'\n", c, (c == 'n') ? "ranks" : "nodes",
+                        1L << 24, optarg);
+                return 2;
+            }
+            *((c == 'n') ? &ranks : &nodes) = count_arg(optarg, 1, 1L << 24);
+            break;
         default:
-            if (optopt != 0)
+            if ((optopt == 'n') || (optopt == 'N'))
+                fprintf(stderr, "gvinfo: -%c needs a number\n", optopt);
+            else if (optopt != 0)
                 fprintf(stderr, "gvinfo: unknown option '-%c'\n", optopt);
             else
                 fprintf(stderr, "gvinfo: unknown option '%s'\n",
@@ -154,6 +218,12 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if ((nodes > 0) && (ranks == 0)) {
+        fprintf(stderr, "gvinfo: -N NODES goes with -n RANKS\n");
+        return 2;
+    }
+    if (ranks > 0)
+        tls = 1;
     if (!(conf || md || tls || topo || ver))
         ver = tls = topo = 1;
     if (gv__env_parse(err, sizeof(err)) != GV_OK) {
@@ -174,6 +244,19 @@ int main(int argc, char **argv)
                "destination\n",
                (unsigned long long)((gv__env.AGG_CREDITS + 1) *
                                     gv__env.AGG_BYTES));
+        if (ranks > 0)
+            print_route_bound(ranks, (nodes > 0)              ? nodes
+                                     : (gv__env.TEST_NODES > 0) ? (long)gv__env.TEST_NODES
+                                                               : 1);
+        else
+            printf("aggregator: GV_AGG_ROUTE=%s: %s; gvinfo -t -n RANKS "
+                   "[-N NODES] prints the bound per rank for a job\n",
+                   gv__env.AGG_ROUTE ? "node" : "direct",
+                   gv__env.AGG_ROUTE
+                       ? "a rank buffers to the other ranks of its node and "
+                         "to about (nodes - 1) / (ranks per node) ranks on "
+                         "other nodes"
+                       : "a rank buffers to every other rank");
     }
     if (topo)
         gv__topo_print(stdout);
