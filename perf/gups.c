@@ -681,6 +681,18 @@ int GUPS_MAIN(int argc, char **argv)
                     (unsigned long long)g.lmask + 1);
     }
     gv_barrier();
+    if (opt.mode != MODE_NATIVE) {
+        /* Aggregation memory: the most any rank's send queues held. */
+        uint64_t q = st.queued_bytes_max, qmax = 0;
+
+        if (gv_team_allreduce(GV_TEAM_WORLD, &q, &qmax, 1, GV_UINT64,
+                              GV_MAX) != GV_OK)
+            gv_abort(1, "gups: the reduction of the queue high-water marks "
+                     "failed");
+        if (g.me == 0)
+            printf("# queued bytes max over ranks: %llu\n",
+                   (unsigned long long)qmax);
+    }
     if (g.me == 0) {
         printf("# rank 0: update phase %.3f s wall, %.3f s cpu "
                "(%.1f ns cpu per update made or handled here)",
