@@ -48,13 +48,16 @@ for rep in $(seq "$REPS"); do
     done
 done | tee "$OUT/all"
 echo "# medians over $REPS launches: $RANKS ranks over $TL, gups ${ARGS[*]}"
+med() { # the median of the numbers on stdin
+    sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 for k in $NODES; do
     for route in direct node; do
-        grep "nodes=$k route=$route " "$OUT/all" | awk -v k="$k" -v r="$route" '
-            { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1], NR] = kv[2] } }
-            function med(key,   a, n, i) { n = 0; for (i = 1; i <= NR; i++) a[++n] = v[key, i] + 0
-                                           asort(a); return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-            END { printf "nodes=%s route=%-6s mups=%.2f msgs_per_tl_msg=%.1f queued_max_B=%d bound_B=%d\n",
-                         k, r, med("mups"), med("msgs_per_tl_msg"), med("queued_max_B"), med("bound_B") }'
+        line=$(grep "nodes=$k route=$route " "$OUT/all")
+        echo -n "nodes=$k route=$route "
+        for f in mups msgs_per_tl_msg queued_max_B bound_B; do
+            echo -n " $f=$(echo "$line" | grep -o "$f=[0-9.]*" | cut -d= -f2 | med)"
+        done
+        echo
     done
 done

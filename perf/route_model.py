@@ -136,10 +136,20 @@ def calibrate(a):
     if ranks is None or not rows:
         sys.exit(f"route_model: {a.calibrate} holds no perf/route.sh "
                  "median lines")
-    print(f"# calibration against {a.calibrate} ({ranks} ranks)")
+    # The injection rate that matters is the rate while a rank issues, not
+    # the average over the run: fit it on direct's measured fill (records
+    # per batch = rate / (P - 1) x timeout, below a full batch), then
+    # predict node's with it.
+    timeout = a.timeout_us * 1e-6
+    fitted = {}
+    for nodes, route, mups, fill, qmax, bound in rows:
+        if route == "direct":
+            fitted[int(nodes)] = float(fill) * (ranks - 1) / timeout
+    print(f"# calibration against {a.calibrate} ({ranks} ranks); 'fit': "
+          f"node's fill predicted at the issuing rate fitted on direct's")
     print(f"{'nodes':>6} {'route':>6} {'rate/rank':>10} {'fill meas':>10} "
-          f"{'fill model':>10} {'bound meas':>11} {'bound model':>11} "
-          f"{'queued max':>11}")
+          f"{'fill model':>10} {'fill fit':>9} {'gvinfo':>11} "
+          f"{'bound model':>11} {'queued max':>11}")
     for nodes, route, mups, fill, qmax, bound in rows:
         nodes = int(nodes)
         b = argparse.Namespace(**vars(a))
@@ -147,8 +157,13 @@ def calibrate(a):
         m = model(route, nodes, ranks // nodes, b)
         # Measured messages per transport message counts the relays'
         # hops and the local hops too: under node it averages the three.
-        print(f"{nodes:>6} {route:>6} {b.rate:>10.3g} {float(fill):>10.1f} "
-              f"{m['fill']:>10.1f} {human(int(bound)):>11} "
+        fit = "-"
+        if nodes in fitted:
+            b.rate = fitted[nodes]
+            fit = f"{model(route, nodes, ranks // nodes, b)['fill']:.1f}"
+        print(f"{nodes:>6} {route:>6} {float(mups) * 1e6 / ranks:>10.3g} "
+              f"{float(fill):>10.1f} {m['fill']:>10.1f} {fit:>9} "
+              f"{human(int(bound)):>11} "
               f"{human(m['bound']):>11} {human(int(qmax)):>11}")
 
 
