@@ -2,7 +2,8 @@
  * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
  * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes; GUPS
  * and the DSM tests with GV_AGG_ROUTE=node; and a killed relay rank, which
- * must stop the job with its name. SPDX-License-Identifier: BSD-3-Clause */
+ * must stop the job with its name; and the tightest flow control through
+ * relays. SPDX-License-Identifier: BSD-3-Clause */
 #include "driver.h"
 
 #include <criterion/criterion.h>
@@ -155,6 +156,44 @@ ParameterizedTest(upper_case_t *c, route, upper,
     cr_expect(out != NULL && strstr(out, ok) && relayed_any(out),
               "%s over %s with GV_AGG_ROUTE=node: no \"%s\" line, or no "
               "rank relayed:\n%s", prog, t->label, ok, out ? out : "");
+    free(out);
+}
+
+/* Flow control through the relays at its tightest (one credit, 256-byte
+ * batches): neither a deadlock nor a lost message. */
+ParameterizedTestParameters(route, tight)
+{
+    static route_case_t cases[NROUTE_TLS * 2];
+    size_t              i, n = 0;
+
+    for (i = 0; i < NROUTE_TLS; i++) {
+        cases[n++] = (route_case_t){route_tls[i], 1, 8, 2};
+        cases[n++] = (route_case_t){route_tls[i], 1, 8, 3};
+    }
+    return cr_make_param_array(route_case_t, cases, n);
+}
+
+ParameterizedTest(route_case_t *c, route, tight,
+                  .timeout = 3 * GVRUN_LIMIT_S / 2)
+{
+    tl_cfg_t t = drv_tls[c->tl];
+    char     env[256], cmd[1024], *out = NULL;
+    int      rc;
+
+    snprintf(env, sizeof(env), "%s GV_AGG_CREDITS=1 GV_AGG_BYTES=256",
+             t.env);
+    t.env = env;
+    if (!run_route(&t, "node", c->nranks, c->nodes, "mr_route", "", &rc,
+                   &out, cmd, sizeof(cmd)))
+        cr_skip_test("mr_route over %s: transport %s was not built",
+                     t.label, t.name);
+    if (rc != 0)
+        cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
+    cr_expect(rc == 0 && out != NULL &&
+                  strstr(out, "each once and in order: ok") &&
+                  relayed_any(out),
+              "mr_route over %s with one credit, %d ranks in %d nodes: exit "
+              "%d", t.label, c->nranks, c->nodes, rc);
     free(out);
 }
 
