@@ -1111,7 +1111,7 @@ int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
 {
     int i, local = 0, idx = 0, remote = 0, me = node_of[rank];
 
-    if ((route == 0) || (nnodes <= 1))
+    if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
         return size - 1;
     for (i = 0; i < size; i++) {
         if (node_of[i] == me) {
@@ -1130,7 +1130,7 @@ void gv__am_route_start(void)
 {
     int i, n = am.size, *fill;
 
-    if ((gv__env.AGG_ROUTE == 0) || (am.tl == NULL) || (gv_nnodes() <= 1))
+    if ((gv__env.AGG_ROUTE == GV_AGG_ROUTE_DIRECT) || (am.tl == NULL) || (gv_nnodes() <= 1))
         return;
     rt.nnodes  = gv_nnodes();
     rt.node_of = gv_malloc((size_t)n * sizeof(int));
@@ -1159,7 +1159,7 @@ size_t gv__am_route_bound(void)
     int peers = am.size - 1;
 
     if (rt.node_of != NULL)
-        peers = gv__am_route_peers(1, rt.node_of, rt.nnodes, am.size,
+        peers = gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes, am.size,
                                    am.rank);
     return (size_t)peers * gv__am_memory_bound();
 }
@@ -2373,7 +2373,8 @@ gv_status_t gv__am_start(gv_tl_t *tl)
     {
         gv_status_t status = gv_am_register(announce_cb, NULL, &am.am_named);
 
-        if ((status != GV_OK) || (gv__env.AGG_ROUTE == 0))
+        if ((status != GV_OK) ||
+            (gv__env.AGG_ROUTE == GV_AGG_ROUTE_DIRECT))
             return status;
         return gv_am_register(route_cb, NULL, &rt.id);
     }
@@ -2499,7 +2500,8 @@ void gv__am_stats_print(void)
         fprintf(stderr, "[%04d] STATS route: node, %d nodes; buffers to at "
                 "most %d ranks, %zu bytes; queued at most %llu B; relayed "
                 "%llu msgs\n", am.rank, rt.nnodes,
-                gv__am_route_peers(1, rt.node_of, rt.nnodes, am.size,
+                gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes,
+                                   am.size,
                                    am.rank),
                 gv__am_route_bound(),
                 (unsigned long long)s->queued_bytes_max,

@@ -42,7 +42,7 @@ size_t      gv__am_memory_bound(void);
 /* After the teams (gv_node_of): set up GV_AGG_ROUTE=node's hops. */
 void        gv__am_route_start(void);
 /* Ranks that @a rank may hold aggregation buffers to under route @a route
- * (0 direct, 1 node), in a job of @a size ranks where rank i is on node
+ * (GV_AGG_ROUTE_DIRECT or _NODE), in a job of @a size ranks where rank i is on node
  * node_of[i] of @a nnodes (each with at least one rank). */
 int         gv__am_route_peers(int route, const int *node_of, int nnodes,
                                int size, int rank);

@@ -41,11 +41,13 @@ static long count_arg(const char *s, long lo, long hi)
     return v;
 }
 
+/* GV_AGG_ROUTE's values, in env.def's order. */
+static const char *const route_names[] = {"direct", "node"};
+
 /* The bound on one rank's aggregation buffers: the route's destinations
  * (the largest count over the ranks) times the bound per destination. */
 static void print_route_bound(long ranks, long nodes)
 {
-    static const char *const names[] = {"direct", "node"};
     unsigned long long       per = (unsigned long long)(
         (gv__env.AGG_CREDITS + 1) * gv__env.AGG_BYTES);
     int                     *node_of, r, route, peers, most;
@@ -60,7 +62,7 @@ static void print_route_bound(long ranks, long nodes)
     printf("aggregator: a job of %ld ranks in %ld node(s) (%ld to %ld per "
            "node):\n", ranks, nodes, ranks / nodes,
            (ranks + nodes - 1) / nodes);
-    for (route = 0; route < 2; route++) {
+    for (route = GV_AGG_ROUTE_DIRECT; route <= GV_AGG_ROUTE_NODE; route++) {
         most = 0;
         for (r = 0; r < ranks; r++) {
             peers = gv__am_route_peers(route, node_of, (int)nodes,
@@ -69,7 +71,7 @@ static void print_route_bound(long ranks, long nodes)
                 most = peers;
         }
         printf("  GV_AGG_ROUTE=%s%s: buffers to at most %d ranks, at most "
-               "%llu bytes per rank\n", names[route],
+               "%llu bytes per rank\n", route_names[route],
                (route == gv__env.AGG_ROUTE) ? " (chosen)" : "", most,
                (unsigned long long)most * per);
     }
@@ -251,8 +253,8 @@ int main(int argc, char **argv)
         else
             printf("aggregator: GV_AGG_ROUTE=%s: %s; gvinfo -t -n RANKS "
                    "[-N NODES] prints the bound per rank for a job\n",
-                   gv__env.AGG_ROUTE ? "node" : "direct",
-                   gv__env.AGG_ROUTE
+                   route_names[gv__env.AGG_ROUTE],
+                   (gv__env.AGG_ROUTE == GV_AGG_ROUTE_NODE)
                        ? "a rank buffers to the other ranks of its node and "
                          "to about (nodes - 1) / (ranks per node) ranks on "
                          "other nodes"
