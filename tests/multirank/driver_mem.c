@@ -21,3 +21,32 @@ Test(mem, stopped_ucx_sm, .timeout = 90) { stopped(DRV_UCX_SM); }
 Test(mem, stopped_ucx_tcp, .timeout = 90) { stopped(DRV_UCX_TCP); }
 Test(mem, stopped_ofi_shm, .timeout = 90) { stopped(DRV_OFI_SHM); }
 Test(mem, stopped_ofi_rxm, .timeout = 90) { stopped(DRV_OFI_RXM); }
+
+/* The mpi transport under mpirun (Open MPI's shared memory and tcp BTLs):
+ * its eager copies are bounded by GV_MPI_SENDS, its larger sends held. */
+static void stopped_mpi(const char *btl)
+{
+    char cmd[1024], *out = NULL;
+    int  rc;
+
+    if (!GV_HAVE_MPI)
+        cr_skip_test("transport mpi was not built (needs libopenmpi-dev)");
+    rc = drv_run("command -v mpirun", &out);
+    free(out);
+    if (rc != 0)
+        cr_skip_test("mpirun is not installed");
+    snprintf(cmd, sizeof(cmd),
+             "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "GV_TRANSPORT=mpi GV_AGG_TIMEOUT_US=50 GV_WARN_UNUSED_ENV=0 "
+             "timeout -k 5 60 mpirun --oversubscribe -np 2 --mca btl self,%s "
+             "-x GV_TRANSPORT -x GV_AGG_TIMEOUT_US -x GV_WARN_UNUSED_ENV "
+             "%s/tests/multirank/mr_stopped", btl, GV_BUILD_DIR);
+    rc = drv_run(cmd, &out);
+    cr_log_info("%s: exit %d\n%s", cmd, rc, out ? out : "");
+    cr_expect_eq(rc, 0, "%s: exit %d%s\n%s", cmd, rc,
+                 (rc == 124) ? " (timed out)" : "", out ? out : "");
+    free(out);
+}
+
+Test(mem, stopped_mpi_vader, .timeout = 90) { stopped_mpi("vader"); }
+Test(mem, stopped_mpi_tcp, .timeout = 90) { stopped_mpi("tcp"); }
