@@ -1,4 +1,6 @@
-/* Criterion driver of the bound on a sender's memory: mr_stopped over
+/* Criterion driver of what a rank gives away: memory to a stopped
+ * receiver (mem/), sockets beyond the machine (listen/), descriptors to
+ * strangers (fds/). mem/: mr_stopped over
  * every transport configuration of drv_tls[], one named test each (so that
  * --filter 'mem/stopped_tcp' runs one), with GV_AGG_TIMEOUT_US=50 so that
  * the timeout flush closes batches while the receiver is stopped.
@@ -50,3 +52,22 @@ static void stopped_mpi(const char *btl)
 
 Test(mem, stopped_mpi_vader, .timeout = 90) { stopped_mpi("vader"); }
 Test(mem, stopped_mpi_tcp, .timeout = 90) { stopped_mpi("tcp"); }
+
+/* A job on one node: the library transports' listening sockets are all
+ * on loopback (mr_listen; it skips on a host without another address). */
+static void listen_loopback(enum drv_tl tl)
+{
+    mr_case_t c = {.tl = tl, .prog = "mr_listen", .nranks = 2, .args = "",
+                   .timeout_s = 60, .env = ""};
+
+    drv_run_case(&c);
+}
+
+Test(listen, loopback_ucx_tcp, .timeout = 90)
+{
+    listen_loopback(DRV_UCX_TCP);
+}
+Test(listen, loopback_ofi_rxm, .timeout = 90)
+{
+    listen_loopback(DRV_OFI_RXM);
+}
