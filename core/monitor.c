@@ -5,7 +5,8 @@
  * rank's only thread: MPI_Win_flush waiting for a target that must
  * progress (Open MPI's pt2pt window), or a provider spinning inside its
  * progress. This thread makes no library call; it reads a record the main
- * thread writes with plain stores, and sleeps between looks.
+ * thread writes with plain stores, and sleeps between looks. It also
+ * counts the rank's open descriptors (core/fdwatch.c).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "core/core.h"
 
@@ -90,6 +91,7 @@ static void *monitor_main(void *arg)
         last = now;
         if (step > 2 * period)
             step = 2 * period;
+        gv__fd_watch(now);
         seq    = __atomic_load_n(&gv__libcall.seq, __ATOMIC_ACQUIRE);
         inside = __atomic_load_n(&gv__libcall.inside, __ATOMIC_RELAXED);
         rank   = __atomic_load_n(&gv__libcall.rank, __ATOMIC_RELAXED);

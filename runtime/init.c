@@ -65,6 +65,7 @@ gv_status_t gv_init(int *argc_p, char ***argv_p)
     if (gv__env.BIND == GV_BIND_CORE)
         gv__topo_bind(boot->local_rank, boot->local_size);
     gv__wait_init(boot);
+    gv__fd_start();
 
     memset(&params, 0, sizeof(params));
     params.heap_size = gv__env.HEAP;

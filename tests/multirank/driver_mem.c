@@ -71,3 +71,47 @@ Test(listen, loopback_ofi_rxm, .timeout = 90)
 {
     listen_loopback(DRV_OFI_RXM);
 }
+
+/* A storm of 400 silent connections to an ofi tcp;ofi_rxm rank
+ * (mr_ofi_storm). Under a limit of 256 descriptors (soft and hard) the
+ * job must finish, every message delivered, and the rank must name the
+ * cause; with only the soft limit lowered, gv_init raises it to the hard
+ * one and the storm stays under it. */
+static void storm(const char *ulimit, const char *args, int want_warning)
+{
+    const tl_cfg_t *t = &drv_tls[DRV_OFI_RXM];
+    char            cmd[1024], *out = NULL;
+    int             rc;
+
+    if (!t->built)
+        cr_skip_test("ofi was not built");
+    snprintf(cmd, sizeof(cmd),
+             "ulimit %s 256 && env GV_TRANSPORT=%s %s GV_WARN_UNUSED_ENV=0 "
+             "timeout -k 5 90 %s/bin/gvrun -n 2 "
+             "%s/tests/multirank/mr_ofi_storm %s", ulimit, t->name, t->env,
+             GV_BUILD_DIR, GV_BUILD_DIR, args);
+    rc = drv_run(cmd, &out);
+    if (rc == 77)
+        cr_skip_test("%s", out ? out : "");
+    cr_log_info("%s: exit %d\n%s", cmd, rc, out ? out : "");
+    cr_expect_eq(rc, 0, "%s: exit %d\n%s", cmd, rc, out ? out : "");
+    cr_expect(strstr(out ? out : "", "storm of 400 connections") != NULL,
+              "%s: no storm report\n%s", cmd, out ? out : "");
+    if (want_warning)
+        cr_expect(strstr(out ? out : "", "open file descriptors grew from") !=
+                      NULL &&
+                  strstr(out ? out : "", "libfabric") != NULL,
+                  "%s: the rank did not name its descriptors' growth\n%s",
+                  cmd, out ? out : "");
+    else
+        cr_expect(strstr(out ? out : "", "the limit of 256") == NULL,
+                  "%s: the soft limit was not raised\n%s", cmd,
+                  out ? out : "");
+    free(out);
+}
+
+Test(fds, ofi_rxm_storm_over_limit, .timeout = 150) { storm("-n", "", 1); }
+Test(fds, ofi_rxm_soft_limit_raised, .timeout = 150)
+{
+    storm("-Sn", "--raised", 0);
+}
