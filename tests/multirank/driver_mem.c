@@ -115,3 +115,35 @@ Test(fds, ofi_rxm_soft_limit_raised, .timeout = 150)
 {
     storm("-Sn", "--raised", 0);
 }
+
+/* Start-up over tcp;ofi_rxm, launched again and again: two ranks that
+ * connect to each other at once could stall in libfabric 1.17's rxm
+ * (transports/ofi.c, wire_up). The stall was rare (3 of 42 launches of a
+ * 4-rank GUPS), so this runs LAUNCHES short 4-rank jobs whose ranks all
+ * send to each other at once, each under its own limit with
+ * GV_TIMEOUT_S=20; perf/launches.sh runs 50 and more. */
+#define LAUNCHES 10
+Test(startup, ofi_rxm_launches, .timeout = LAUNCHES * 60)
+{
+    const tl_cfg_t *t = &drv_tls[DRV_OFI_RXM];
+    char            cmd[1024], *out = NULL;
+    int             i, rc;
+
+    if (!t->built)
+        cr_skip_test("ofi was not built");
+    snprintf(cmd, sizeof(cmd),
+             "env GV_TRANSPORT=%s %s GV_TIMEOUT_S=20 GV_WARN_UNUSED_ENV=0 "
+             "timeout -k 5 50 %s/bin/gvrun -n 4 "
+             "%s/tests/multirank/mr_alltoall -n 10 -S 64", t->name, t->env,
+             GV_BUILD_DIR, GV_BUILD_DIR);
+    for (i = 0; i < LAUNCHES; i++) {
+        rc = drv_run(cmd, &out);
+        if (rc != 0)
+            cr_assert_fail("launch %d of %d: %s: exit %d%s\n%s", i + 1,
+                           LAUNCHES, cmd, rc,
+                           (rc == 124) ? " (timed out)" : "",
+                           out ? out : "");
+        free(out);
+        out = NULL;
+    }
+}
