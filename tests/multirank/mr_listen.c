@@ -130,8 +130,9 @@ int main(int argc, char **argv)
     int      listening = 0, bad, r;
     uint64_t v = 1;
 
-    mr_init(&argc, &argv);
+    /* Before gv_init: a peer may send as soon as it is up. */
     MR_OK(gv_am_register(on_msg, NULL, &id));
+    mr_init(&argc, &argv);
     if (!has_external_address())
         mr_skip("this host has no address beyond loopback");
     /* Traffic to every rank, so that connections on demand are up. */

@@ -162,10 +162,11 @@ int main(int argc, char **argv)
     uint64_t sent = 0, v = 1, total = 0;
     int      i, r, me, status, peak = 0, n;
 
-    mr_init(&argc, &argv);
-    me = gv_rank();
+    /* Before gv_init: a peer may send as soon as it is up. */
     MR_OK(gv_am_register(on_ports, NULL, &id_ports));
     MR_OK(gv_am_register(on_msg, NULL, &id_msg));
+    mr_init(&argc, &argv);
+    me = gv_rank();
     if (strcmp(gv_transport_name(), "ofi") != 0)
         mr_skip("a connection storm against libfabric's tcp provider");
     if ((argc > 1) && (strcmp(argv[1], "--raised") == 0)) {

@@ -120,11 +120,12 @@ int main(int argc, char **argv)
     FILE            *f;
     int              me;
 
-    mr_init(&argc, &argv);
-    me = gv_rank();
+    /* Before gv_init: a peer may send as soon as it is up. */
     MR_OK(gv_am_register(on_update, NULL, &id_update));
     MR_OK(gv_am_register(on_pid, NULL, &id_pid));
     MR_OK(gv_am_register(on_total, NULL, &id_total));
+    mr_init(&argc, &argv);
+    me = gv_rank();
     if (gv_nranks() != 2) {
         if (gv_rank() == 0)
             fprintf(stderr, "mr_stopped: runs on 2 ranks, not %d\n",
