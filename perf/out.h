@@ -212,7 +212,8 @@ static inline void out_begin(const char *tool, const char *transport,
 /* One result: @a metric ("lat", "bw", "gups"...) of configuration
  * @a config (a word such as "agg" or "impl=pthread,workers=4"; "" for
  * none) at @a bytes bytes (negative: no size), in @a unit, over the @a n
- * samples @a v (sorted here; n > 0), under out_begin()'s tool, transport
+ * samples @a v (sorted here, in every format, so that a text line
+ * may read v[n / 2] after; n > 0), under out_begin()'s tool, transport
  * and ranks: median (v[n/2] of the sorted
  * samples), minimum, maximum and n. Rank 0 only. */
 static inline void out_row(const char *metric, const char *config,
@@ -221,9 +222,11 @@ static inline void out_row(const char *metric, const char *config,
 {
     char b[32] = "";
 
-    if (!out_machine() || (n <= 0))
+    if (n <= 0)
         return;
     qsort(v, (size_t)n, sizeof(*v), hop_cmp_double);
+    if (!out_machine())
+        return;
     if (out_fmt == OUT_CSV) {
         if (bytes >= 0)
             snprintf(b, sizeof(b), "%lld", bytes);
