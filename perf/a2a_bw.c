@@ -93,7 +93,6 @@ int main(int argc, char **argv)
 
     /* Before gv_init, which takes no arguments of ours: -h and a usage
      * error end the process before it joins the job. */
-    out_args(argc, argv);
     out_strip("a2a_bw", &argc, argv);
     hop_parse("a2a_bw", argc, argv, a2a_flags, NOPTS, opt);
     /* Before gv_init, so that no message can beat the registration. */

@@ -96,47 +96,6 @@ static inline int out_option(const char *prog, const char *usage, int c)
     }
 }
 
-/* For the tools whose options hop_parse() reads (a2a_bw, hop_*, bw_*):
- * take --csv, --format F and --format=F (else a usage error naming the
- * value, exit 2) and --help (as -h) out of @a argv, before hop_parse(),
- * which then also names them in its usage line. */
-static inline void out_strip(const char *prog, int *argc, char **argv)
-{
-    int i, j = 1;
-
-    hop_out_options = 1;
-    for (i = 1; i < *argc; i++) {
-        const char *f = NULL;
-
-        if (strcmp(argv[i], "--") == 0) {
-            while (i < *argc)
-                argv[j++] = argv[i++];
-            break;
-        }
-        if (strcmp(argv[i], "--csv") == 0)
-            f = "csv";
-        else if (strncmp(argv[i], "--format=", 9) == 0)
-            f = argv[i] + 9;
-        else if (strcmp(argv[i], "--format") == 0) {
-            if (i + 1 == *argc)
-                hop_fail(prog, NULL, "--format: no value given; accepted "
-                         "text, csv or json");
-            f = argv[++i];
-        } else if (strcmp(argv[i], "--help") == 0) {
-            argv[j++] = "-h";
-            continue;
-        }
-        if (f == NULL) {
-            argv[j++] = argv[i];
-            continue;
-        }
-        optarg = (char *)f;
-        out_option(prog, NULL, OUT_OPT_FORMAT);
-    }
-    argv[j] = NULL;
-    *argc   = j;
-}
-
 /* Option @a name given size @a arg: bytes as the GV_* variables take them
  * ("4096", "64k", "1m", "1g"; k = 1024), from @a lo to @a hi, else a usage
  * error naming the option, the value and what is accepted (exit 2). */
@@ -171,6 +130,49 @@ static inline void out_args(int argc, char **argv)
                                   (*p == '\\') || (*p < ' ')) ? '_' : *p;
     }
     out_cmdline[len] = '\0';
+}
+
+/* For the tools whose options hop_parse() reads (a2a_bw, hop_*, bw_*):
+ * take --csv, --format F and --format=F (else a usage error naming the
+ * value, exit 2) and --help (as -h) out of @a argv, before hop_parse(),
+ * which then also names them in its usage line. Records the command
+ * line first (out_args). */
+static inline void out_strip(const char *prog, int *argc, char **argv)
+{
+    int i, j = 1;
+
+    out_args(*argc, argv);
+    hop_out_options = 1;
+    for (i = 1; i < *argc; i++) {
+        const char *f = NULL;
+
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < *argc)
+                argv[j++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--csv") == 0)
+            f = "csv";
+        else if (strncmp(argv[i], "--format=", 9) == 0)
+            f = argv[i] + 9;
+        else if (strcmp(argv[i], "--format") == 0) {
+            if (i + 1 == *argc)
+                hop_fail(prog, NULL, "--format: no value given; accepted "
+                         "text, csv or json");
+            f = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0) {
+            argv[j++] = "-h";
+            continue;
+        }
+        if (f == NULL) {
+            argv[j++] = argv[i];
+            continue;
+        }
+        optarg = (char *)f;
+        out_option(prog, NULL, OUT_OPT_FORMAT);
+    }
+    argv[j] = NULL;
+    *argc   = j;
 }
 
 /* The versions of the libraries linked in, "ucx-1.14.1 libfabric-1.17
@@ -315,6 +317,24 @@ static inline void out_kv(const char *key, const char *fmt, double value,
         printf(fmt, value);
     else
         printf("n/a");
+}
+
+/* The hop tools' result (perf/hop.h): each way's one-way time of every
+ * round trip, half of @a rtt (cycle-counter ticks, @a ns_per_tick each),
+ * as a "one_way" row in ns, config "way=<name>", @a size bytes. Converts
+ * @a rtt in place. Rank 0 only. */
+static inline void out_hop(int size, double **rtt, const int *n, int nways,
+                           double ns_per_tick, const char *const *names)
+{
+    char cfg[48];
+    int  w, i;
+
+    for (w = 0; w < nways; w++) {
+        for (i = 0; i < n[w]; i++)
+            rtt[w][i] *= ns_per_tick / 2;
+        snprintf(cfg, sizeof(cfg), "way=%s", names[w]);
+        out_row("one_way", cfg, size, "ns", rtt[w], n[w]);
+    }
 }
 
 #endif
