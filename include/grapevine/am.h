@@ -1,4 +1,5 @@
-/* Grapevine active messages: register handlers, send, barrier.
+/** @file
+ * Grapevine active messages: register handlers, send, barrier.
  * Threads: every call here is made by the thread allowed to call (see
  * gv_thread_level_t in grapevine/core.h), from the main flow or a worker;
  * from a handler only the sends (gv_am_send and its forms, gv_flush).

@@ -1,4 +1,5 @@
-/* Grapevine core API: status codes, init/finalize, rank queries, progress.
+/** @file
+ * Grapevine core API: status codes, init/finalize, rank queries, progress.
  * SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GRAPEVINE_CORE_H
 #define GRAPEVINE_CORE_H

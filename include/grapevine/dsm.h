@@ -1,4 +1,5 @@
-/* Grapevine distributed shared memory: global addresses, the global heap,
+/** @file
+ * Grapevine distributed shared memory: global addresses, the global heap,
  * delegate operations, global completion events, collectives for workers
  * and loops over global memory. SPDX-License-Identifier: BSD-3-Clause
  *

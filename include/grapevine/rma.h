@@ -1,4 +1,5 @@
-/* Grapevine one-sided operations on the symmetric heap: remote 64-bit
+/** @file
+ * Grapevine one-sided operations on the symmetric heap: remote 64-bit
  * atomics, put and get, addressed by (rank, byte offset), with explicit
  * completion. Uses the transport's native operations; a transport without
  * them (tcp) returns GV_ERR_UNSUPPORTED. Needs the heap layer (gv_init, or

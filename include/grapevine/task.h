@@ -1,4 +1,5 @@
-/* Grapevine tasking: user-level workers, spawn, parallel loops, work
+/** @file
+ * Grapevine tasking: user-level workers, spawn, parallel loops, work
  * stealing, and synchronization for workers. SPDX-License-Identifier: BSD-3-Clause
  *
  * Model (Grappa's): each rank runs one OS thread with one scheduler. A *task*

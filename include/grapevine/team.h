@@ -1,4 +1,5 @@
-/* Grapevine teams and non-blocking collectives: sub-groups of ranks (like
+/** @file
+ * Grapevine teams and non-blocking collectives: sub-groups of ranks (like
  * MPI communicators, GASNet-EX teams, UPC++ teams) and barrier, broadcast,
  * reduce, all-reduce, all-gather, all-to-all(v) on them, each blocking and
  * non-blocking. Built on active messages (aggregator layer), so usable

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: distributed arrays of fixed-size elements.
+/** @file
+ * Grapevine frameworks: distributed arrays of fixed-size elements.
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * A gv_array_t is n elements of elem_size bytes spread over the ranks,

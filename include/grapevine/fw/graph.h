@@ -1,4 +1,5 @@
-/* Grapevine frameworks: distributed graphs. Edge lists (a Graph500
+/** @file
+ * Grapevine frameworks: distributed graphs. Edge lists (a Graph500
  * Kronecker generator and parallel loaders of binary, SNAP text and Matrix
  * Market files) and a distributed compressed-sparse-row graph built from
  * them. SPDX-License-Identifier: BSD-3-Clause

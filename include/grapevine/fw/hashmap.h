@@ -1,4 +1,5 @@
-/* Grapevine frameworks: a distributed hash map (and set).
+/** @file
+ * Grapevine frameworks: a distributed hash map (and set).
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Keys and values have fixed sizes given at creation (a set is a map with

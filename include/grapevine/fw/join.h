@@ -1,4 +1,5 @@
-/* Grapevine frameworks: relations and distributed hash joins.
+/** @file
+ * Grapevine frameworks: relations and distributed hash joins.
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The Grappa paper's query engine (section 4.2): a hash join is a global

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: in-memory MapReduce (word count, k-means).
+/** @file
+ * Grapevine frameworks: in-memory MapReduce (word count, k-means).
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The Grappa paper's MapReduce (section 4.3): a parallel loop over the

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: the vertex-centric graph engine (GraphLab's
+/** @file
+ * Grapevine frameworks: the vertex-centric graph engine (GraphLab's
  * gather-apply-scatter model, as Grappa runs it on a DSM) and its
  * applications: PageRank, BFS, connected components, SSSP, and the
  * Graph500 BFS written natively with Beamer's direction optimisation.
