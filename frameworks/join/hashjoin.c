@@ -25,7 +25,7 @@
 #define MAX_JOBS 16
 #define BATCH    (32 * 1024)
 #define PAIR_MAX ((int64_t)1 << 32)
-#define AHEAD    8  /* records prefetched ahead of the one being run */
+#define AHEAD    16 /* records prefetched ahead of the one being run */
 
 enum { OP_BUILD = 1, OP_PROBE, OP_SETADD, OP_WEDGE, OP_CHECK, OP_DEG,
        OP_ORIENT1, OP_ORIENT2, OP_LAST = OP_ORIENT2 };
