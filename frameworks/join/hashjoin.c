@@ -7,8 +7,12 @@
  * (this rank's own too: its records run here when it is flushed). A
  * batch is {job id} then records {op, payload}, the payload's size fixed
  * by the op; another rank's batch is one active message. Handlers may
- * append records themselves (a wedge probes the closing edge), so a phase
- * ends with rounds of flush + gv_barrier() until no handler appended.
+ * append records themselves (an edge's orientation goes on to the other
+ * endpoint: one record for one), so a phase ends with rounds of flush +
+ * gv_barrier() until no handler appended. A record that fans out (an
+ * edge meeting the edges of its head, each a wedge to check) is only kept
+ * by its handler and expanded afterwards by the worker, so that what it
+ * sends is flow-controlled like any other send from a worker.
  *
  * The multimap is built in two steps: the build tuples are appended to a
  * flat array as they arrive (no table yet), then mt_finish() makes, in
@@ -60,6 +64,7 @@ typedef struct {
     mtab_t   t1;
     kset_t   t2, deg;
     rows_t   out;      /* emitted join tuples */
+    rows_t   pend;     /* wedges to expand: (a, slot of b in t1) */
     int64_t  matches, wedges, pushed_in_handlers;
     uint8_t **buf;
     size_t   *len;
@@ -355,16 +360,14 @@ static void run_op(job_t *j, int op, const uint8_t *pl)
         memcpy(&k, pl, 8);
         ks_add(&j->t2, k, 0);
         break;
-    case OP_WEDGE: /* (a, b): every c with (b, c) closes a wedge */
+    case OP_WEDGE: /* (a, b): every c with (b, c) closes a wedge, later */
         memcpy(row, pl, 16);
         s = mt_slot(&j->t1, row[1]);
         if (j->t1.slot[s].cnt == 0)
             break;
         j->wedges += j->t1.slot[s].cnt;
-        for (r = j->t1.start[s], end = r + j->t1.slot[s].cnt; r < end; r++) {
-            k = pair_key(row[0], j->t1.rows.v[2 * r + 1]);
-            push(j, home_of(j, k), OP_CHECK, &k);
-        }
+        row[1] = (int64_t)s;
+        rows_push(&j->pend, row);
         break;
     case OP_DEG:
         memcpy(&k, pl, 8);
@@ -511,7 +514,8 @@ static gv_status_t job_new(int rw, int sw, int rcol, int scol, int keep,
     j->t1.kcol       = keep ? rcol : 0;
     ks_init(&j->t2);
     ks_init(&j->deg);
-    j->out.width = rw + sw;
+    j->out.width  = rw + sw;
+    j->pend.width = 2;
     jobs[id] = j;
     gv_coll_barrier(); /* every rank knows the job before tuples come */
     *j_p = j;
@@ -532,6 +536,7 @@ static void job_free(job_t *j)
     ks_free(&j->t2);
     ks_free(&j->deg);
     free(j->out.v);
+    free(j->pend.v);
     free(j);
 }
 
@@ -671,6 +676,18 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
              j->t1.rows.v + 2 * i);
         if ((i & 65535) == 65535)
             gv_yield();
+    }
+    settle(j);
+    for (i = 0, n = 0; i < j->pend.n; i++) {
+        int64_t sb = j->pend.v[2 * i + 1], r = j->t1.start[sb];
+        int64_t end = r + j->t1.slot[sb].cnt;
+
+        for (; r < end; r++) {
+            k = pair_key(j->pend.v[2 * i], j->t1.rows.v[2 * r + 1]);
+            push(j, home_of(j, k), OP_CHECK, &k);
+            if ((++n & 65535) == 0)
+                gv_yield();
+        }
     }
     settle(j);
     w[0] = j->matches;
