@@ -183,8 +183,9 @@ static inline void mt_prefetch(const mtab_t *m, int64_t k)
 }
 
 /* Make the table of the appended rows (once, after they all came): one
- * pass counts each key in a table of at least twice as many slots as
- * rows, the slot of the row AHEAD further prefetched; then, keeping rows
+ * pass counts each key in a table of a power of two slots, at most 70%
+ * of them used even if every row's key is distinct, the slot of the row
+ * AHEAD further prefetched; then, keeping rows
  * (@a keep), each key gets its place and its rows are laid there. */
 static void mt_finish(mtab_t *m, int keep)
 {
@@ -194,7 +195,7 @@ static void mt_finish(mtab_t *m, int keep)
     uint64_t  s, mask;
 
     m->cap = 16;
-    while (m->cap < 2 * (uint64_t)n)
+    while (m->cap * 7 < 10 * (uint64_t)n)
         m->cap *= 2;
     if (keep && (m->cap > ((uint64_t)1 << 32)))
         gv_abort(1, "join: %lld build tuples at one rank (at most 2^31: "
