@@ -20,7 +20,8 @@ WARN    := -Wall -Wextra -Wundef -Wstrict-prototypes -Wshadow -Wno-unused-parame
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) -fPIC -MMD -MP -pthread
 CFLAGS  += -Iinclude -I$(BUILD)/include -I. -DGV_HAVE_HWLOC=$(HWLOC) -DGV_HAVE_UCX=$(UCX) \
            -DGV_HAVE_OFI=$(OFI) -DGV_HAVE_MPI=$(MPI) -DGV_HAVE_PMIX=$(PMIX)
-LDLIBS  += -pthread -lm -lrt
+BASE_LIBS := -pthread -lm -lrt
+LDLIBS  += $(BASE_LIBS)
 
 PKGS :=
 ifeq ($(HWLOC),1)
@@ -181,7 +182,7 @@ QUIET_AR   = @printf '  AR    %s\n' $@;
 endif
 
 .PHONY: all lib tools perf tests test fuzz-run info demo install install-check \
-        readme-check readme-table clean layers
+        readme-check readme-table clean layers docs docs-if-doxygen
 all: lib tools perf tests $(EXAMPLES)
 lib: $(LIB_A) $(LIB_SO) $(FW_A) $(FW_SO) $(PLUGINS)
 tools: $(BINS) $(SH_GVINFO)
@@ -326,6 +327,7 @@ test: all
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory readme-check
 	@$(MAKE) --no-print-directory fuzz-run
+	@$(MAKE) --no-print-directory docs-if-doxygen
 	@$(TEST_SUMMARY)
 test-unit: $(if $(filter 1,$(CRITERION)),$(UNITS))
 	@$(TEST_CRITERION)
@@ -359,10 +361,17 @@ readme-table: tools
 
 # The README's "first program": install, build it with pkg-config, run it.
 INST_PC := PKG_CONFIG_PATH=$(abspath $(BUILD))/inst/lib/pkgconfig pkg-config
-install-check: lib tools
+# The installed .pc files carry no rpath: the test's programs set their own.
+INST_RPATH := -Wl,-rpath,$(abspath $(BUILD))/inst/lib
+install-check: lib tools perf
 	@rm -rf $(BUILD)/inst
 	@$(MAKE) --no-print-directory install PREFIX=$(abspath $(BUILD))/inst >/dev/null
-	@$(CC) examples/hello.c $$($(INST_PC) --cflags --libs grapevine) \
+	@if grep -n 'rpath' $(BUILD)/inst/lib/pkgconfig/*.pc; then \
+	  echo "install-check: an rpath in the installed .pc files (above)"; exit 1; fi
+	@grep -q '^Requires.private: .*hwloc' $(BUILD)/inst/lib/pkgconfig/grapevine.pc || [ "$(HWLOC)" != 1 ] || \
+	  { echo "install-check: grapevine.pc does not name hwloc in Requires.private"; exit 1; }
+	@echo "== install-check: grapevine.pc: $$(grep '^Requires.private' $(BUILD)/inst/lib/pkgconfig/grapevine.pc), no rpath"
+	@$(CC) examples/hello.c $$($(INST_PC) --cflags --libs grapevine) $(INST_RPATH) \
 	  -o $(BUILD)/inst/hello
 	@echo "== install-check: hello built against the installed library with pkg-config"
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 4 $(BUILD)/inst/hello | sort
@@ -385,13 +394,13 @@ install-check: lib tools
 	  echo "== install-check: hello runs over ofi (plug-in)"; \
 	  else echo "== install-check: ofi not built (OFI=0)"; fi
 	@$(CC) $(WARN) tests/install/inline_so.c \
-	  $$($(INST_PC) --cflags --libs grapevine) -o $(BUILD)/inst/inline_so
+	  $$($(INST_PC) --cflags --libs grapevine) $(INST_RPATH) -o $(BUILD)/inst/inline_so
 	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/inline_so
 	@readelf -d $(BUILD)/inst/inline_so | grep -q 'NEEDED.*\[$(SONAME)\]' || \
 	  { echo "install-check: inline_so does not need $(SONAME)"; exit 1; }
 	@echo "== install-check: programs need $(SONAME), the installed library's SONAME"
 	@$(CC) $(WARN) examples/actors.c $$($(INST_PC) --cflags --libs grapevine) \
-	  -o $(BUILD)/inst/actors
+	  $(INST_RPATH) -o $(BUILD)/inst/actors
 	@set -e; for t in $$($(BUILD)/inst/bin/gvinfo -t | awk '($$2 == "built;" || ($$2 == "plug-in" && $$4 == "loaded;")) && $$1 != "self" && $$1 != "mpi" {print $$1}'); do \
 	  GV_TRANSPORT=$$t GV_TIMEOUT_S=5 timeout 120 $(BUILD)/inst/bin/gvrun -n 3 $(BUILD)/inst/actors --hops 150 \
 	    | grep 'the token made 150 hops' >/dev/null || { echo "install-check: actors over $$t failed"; exit 1; }; \
@@ -400,6 +409,16 @@ install-check: lib tools
 	    { echo "install-check: actors --kill over $$t failed"; exit 1; }; \
 	  echo "== install-check: actors (built with pkg-config) over $$t, and with rank 2 killed"; done
 	@echo "== install-check: actors not run over mpi (needs mpirun, and MPI has no descriptor to sleep on)"
+	@set -e; for p in $(notdir $(PERFS)); do [ -x $(BUILD)/inst/libexec/grapevine/perf/$$p ] || \
+	  { echo "install-check: benchmark $$p not installed"; exit 1; }; done
+	@$(BUILD)/inst/libexec/grapevine/perf/pingpong -h >/dev/null
+	@GV_TRANSPORT=shm timeout 60 $(BUILD)/inst/bin/gvrun -n 2 $(BUILD)/inst/libexec/grapevine/perf/pingpong -s 8 -S 64 -r 1 --csv \
+	  | grep -q '^pingpong,shm,2,lat,send_now,64,us,' || { echo "install-check: the installed pingpong did not run"; exit 1; }
+	@set -e; for e in $(notdir $(EXAMPLE_SRCS)); do cmp -s examples/$$e $(BUILD)/inst/share/doc/grapevine/examples/$$e || \
+	  { echo "install-check: examples/$$e not installed"; exit 1; }; done
+	@set -e; for m in gvrun gvinfo; do man -l $(BUILD)/inst/share/man/man1/$$m.1 2>/dev/null | grep -q "^NAME" || \
+	  { echo "install-check: share/man/man1/$$m.1 not installed or not readable"; exit 1; }; done
+	@echo "== install-check: benchmarks in libexec/grapevine/perf (pingpong ran), examples' sources in share/doc/grapevine/examples, man pages"
 
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_SECONDS ?= 20
@@ -427,8 +446,16 @@ demo:
 	$(BUILD)/bin/gvinfo -t
 	$(BUILD)/bin/gvrun -n 2 $(BUILD)/perf/pingpong -S 1048576
 
-PC_LIBS := $(LDLIBS)
-install: lib tools
+# grapevine.pc: the libraries found with pkg-config (those the static
+# library links: hwloc, and the backends built) as Requires.private, the
+# system ones as Libs.private, and no rpath: a program finds the installed
+# library through the loader's path, LD_LIBRARY_PATH, or an rpath of its own.
+# The benchmarks go to libexec/grapevine/perf (run them with gvrun), the
+# examples' sources and the benchmarks' README to share/doc/grapevine, the
+# man pages of gvrun and gvinfo to share/man/man1.
+PERF_DIR := $(PREFIX)/libexec/grapevine/perf
+DOC_DIR  := $(PREFIX)/share/doc/grapevine
+install: lib tools perf
 	install -d $(DESTDIR)$(PREFIX)/include/grapevine $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/grapevine.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/grapevine/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/grapevine/
@@ -444,10 +471,28 @@ install: lib tools
 	install -m 755 $(SH_GVINFO) $(DESTDIR)$(PREFIX)/bin/
 	install -d $(DESTDIR)$(PREFIX)/lib/grapevine
 	$(if $(PLUGINS),install -m 755 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/grapevine/)
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine\nLibs.private: %s\n' \
-	  "$(PREFIX)" "$$(cat VERSION)" "$(PC_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine-fw\nDescription: Grapevine frameworks: distributed containers, graphs and engines\nVersion: %s\nRequires: grapevine\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lgrapevine-fw\n' \
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine\nDescription: latency-tolerant DSM runtime with pluggable transports\nVersion: %s\nRequires.private: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgrapevine\nLibs.private: %s\n' \
+	  "$(PREFIX)" "$$(cat VERSION)" "$(strip $(PKGS))" "$(BASE_LIBS)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine.pc
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: grapevine-fw\nDescription: Grapevine frameworks: distributed containers, graphs and engines\nVersion: %s\nRequires: grapevine\nCflags: -I$${includedir}\nLibs: -L$${libdir} -lgrapevine-fw\n' \
 	  "$(PREFIX)" "$$(cat VERSION)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/grapevine-fw.pc
+	install -d $(DESTDIR)$(PERF_DIR) $(DESTDIR)$(DOC_DIR)/examples $(DESTDIR)$(DOC_DIR)/perf
+	install -m 755 $(PERFS) $(PERFS_CXX) $(PERFS_GRB) $(DESTDIR)$(PERF_DIR)/
+	install -m 644 perf/README.md $(DESTDIR)$(DOC_DIR)/perf/
+	install -m 644 $(EXAMPLE_SRCS) $(DESTDIR)$(DOC_DIR)/examples/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 docs/man/gvrun.1 docs/man/gvinfo.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+
+# The API reference from the public headers' Doxygen comments, into
+# $(BUILD)/docs/html (docs/Doxyfile): an undocumented public function fails
+# it. `make test` runs it when doxygen is installed, and says so when not.
+docs:
+	@command -v doxygen >/dev/null || { echo "make docs: doxygen not found (apt-get install doxygen)"; exit 1; }
+	@mkdir -p $(BUILD)/docs
+	@GV_DOCS_OUT=$(abspath $(BUILD))/docs doxygen docs/Doxyfile
+	@echo "== docs: API reference in $(BUILD)/docs/html/index.html"
+docs-if-doxygen:
+	@if command -v doxygen >/dev/null; then $(MAKE) --no-print-directory docs; \
+	  else echo "== docs: skipped: doxygen not found (apt-get install doxygen)"; fi
 
 clean:
 	rm -rf $(BUILD)

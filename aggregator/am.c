@@ -8,10 +8,13 @@
  * it and queues behind it.
  *
  * Flow control. A sender outside handlers may have at most GV_AGG_CREDITS
- * transport messages queued per destination beyond the open batch; past
- * that it progresses (receiving, completing) until the transport takes
- * more, so memory held per destination is at most (credits + 1) buffers
- * and two ranks flooding each other keep draining each other. Inside a
+ * transport messages per destination beyond the open batch, counting both
+ * those queued here and those the transport accepted from our buffers but
+ * has not completed (UCX and libfabric's rxm accept everything and hold
+ * it: owed()); past that it progresses (receiving, completing) before it
+ * ships or opens another batch, so memory held per destination is at most
+ * (credits + 1) buffers and two ranks flooding each other keep draining
+ * each other. Inside a
  * handler a send is never refused and never waits: it queues. Handlers
  * thus cannot deadlock, and the memory their sends take is bounded by
  * what arrives, which the senders' credits bound (a handler that sends k
@@ -62,6 +65,7 @@ typedef struct {
      * and a completed blocking operation reset that to 0 (a store, no
      * clock read on the send path). */
     unsigned   held;
+    unsigned   inflight; /* of held: our own buffers (queue messages) */
     unsigned   waiting;
     unsigned   onesided;
     uint64_t   owed_ns;
@@ -316,6 +320,7 @@ static void msg_sent_cb(gv_req_t *req, gv_status_t status)
     out_msg_t *m = req->arg;
 
     am.peers[m->dst].held--;
+    am.peers[m->dst].inflight--;
     am.peers[m->dst].owed_ns = 0;
     if (status != GV_OK)
         send_failed(m->dst, status);
@@ -498,6 +503,7 @@ static inline void shipped(peer_t *p, int dst, out_msg_t *m,
         msg_free(m);
     } else if (status == GV_INPROGRESS) {
         p->held++;
+        p->inflight++;
     } else {
         send_failed(dst, status);
         msg_free(m);
@@ -649,20 +655,29 @@ static void __attribute__((noinline)) lone_ship(uint64_t *reason_counter)
         send_failed(dst, status);
 }
 
-/* Outside handlers, a sender whose queue to dst grew long progresses until
- * the transport took enough: memory held per destination stays bounded. */
+/* Buffers of ours to dst beyond its open batch: queued here, or accepted
+ * by the transport and not yet completed (what it sends from them, or a
+ * copy the library below keeps until the receiver takes it). */
+static inline unsigned owed(const peer_t *p)
+{
+    return p->queued - (p->open != NULL) + p->inflight;
+}
+
+/* Outside handlers, a sender that owes dst more than @a limit buffers
+ * progresses until the transport took and completed enough: memory held
+ * per destination stays bounded. */
 static void drain_to(int dst, unsigned limit)
 {
     peer_t     *p = &am.peers[dst];
     gv_waiter_t w;
 
-    if ((p->queued <= limit) || (am.in_handler > 0))
+    if ((owed(p) <= limit) || (am.in_handler > 0))
         return;
     am.stats.credit_stalls++;
     gv__wait_begin_send(&w);
-    while ((p->queued > limit) && !gv__is_failed(dst)) {
+    while ((owed(p) > limit) && !gv__is_failed(dst)) {
         ship(dst);
-        if (p->queued > limit)
+        if (owed(p) > limit)
             gv__wait_poll(&w);
     }
 }
@@ -1486,7 +1501,11 @@ static gv_status_t send_open(int dst, gv_am_id_t id, const void *payload,
     size_t     rec = gv_wire_pad4(4 + len);
     out_msg_t *m;
 
-    if (__builtin_expect(gv__ctx.nfailed > 0, 0))
+    /* A failed peer, or no batch open to dst (the cursor says so) while
+     * owing it all its credits already: the sender takes the slow path
+     * (send_slow), which waits first. */
+    if (__builtin_expect(gv__ctx.nfailed > 0, 0) ||
+        (am.peers[dst].queued + am.peers[dst].inflight > am.credits))
         return send_slow(dst, id, payload, len, 0);
     if ((am.lone_dst < 0) && (rec <= am.lone_cap) &&
         (am.peers[dst].head == NULL)) {
@@ -1559,6 +1578,14 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
 
         while (((m = p->open) == NULL) || ((size_t)(c->end - c->pos) < rec)) {
             if (m == NULL) {
+                /* A batch closed by the timeout or an idle flush and
+                 * refused by the transport, or one it holds, is owed
+                 * too: no fresh one past the credits. */
+                if ((owed(p) > am.credits) && (am.in_handler == 0)) {
+                    drain_to(dst, am.credits);
+                    lone_settle(dst);
+                    continue;
+                }
                 open_fresh(p, dst);
                 break;
             }

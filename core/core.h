@@ -229,6 +229,13 @@ static inline void gv__lib_back(const gv__libcall_saved_t *s)
 void gv__monitor_start(void);
 void gv__monitor_stop(void);
 
+/* Open file descriptors (core/fdwatch.c): raise the soft limit to the
+ * hard one (gv_init, before the transport opens); count them about once a
+ * second (the monitor thread), warning past half the limit and logging an
+ * error near it, with the likely cause. */
+void gv__fd_start(void);
+void gv__fd_watch(uint64_t now);
+
 /* Bind this rank (hwloc); print topology (gvinfo). */
 void gv__topo_bind(int local_rank, int local_size);
 void gv__topo_print(FILE *f);

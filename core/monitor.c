@@ -11,6 +11,7 @@
  * /dev/shm and exits, whatever its main thread is doing, so that a killed
  * gvrun never leaves a rank behind (the parent-death signal SIGTERM can
  * be blocked or ignored by the program).
+ * It also counts the rank's open descriptors (core/fdwatch.c).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "core/core.h"
 
@@ -118,6 +119,7 @@ static void *monitor_main(void *arg)
         last = now;
         if (step > 2 * period)
             step = 2 * period;
+        gv__fd_watch(now);
         seq    = __atomic_load_n(&gv__libcall.seq, __ATOMIC_ACQUIRE);
         inside = __atomic_load_n(&gv__libcall.inside, __ATOMIC_RELAXED);
         rank   = __atomic_load_n(&gv__libcall.rank, __ATOMIC_RELAXED);

@@ -1,4 +1,5 @@
-/* Grapevine: the public umbrella header. Which threads may call what is
+/** @file
+ * Grapevine: the public umbrella header. Which threads may call what is
  * stated in grapevine/core.h (gv_thread_level_t) and at the top of each
  * header. SPDX-License-Identifier: BSD-3-Clause */
 #ifndef GRAPEVINE_H

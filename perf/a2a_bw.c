@@ -23,6 +23,7 @@
 #include <grapevine.h>
 
 #include "hop.h"
+#include "out.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -90,6 +91,10 @@ int main(int argc, char **argv)
     wait_t      w = {0, 0, 0, 0};
     gv_status_t status;
 
+    /* Before gv_init, which takes no arguments of ours: -h and a usage
+     * error end the process before it joins the job. */
+    out_strip("a2a_bw", &argc, argv);
+    hop_parse("a2a_bw", argc, argv, a2a_flags, NOPTS, opt);
     /* Before gv_init, so that no message can beat the registration. */
     if (gv_am_register(on_msg, NULL, &msg_id) != GV_OK) {
         fprintf(stderr, "a2a_bw: cannot register a handler\n");
@@ -101,7 +106,6 @@ int main(int argc, char **argv)
                 gv_status_str(status));
         return 1;
     }
-    hop_parse("a2a_bw", argc, argv, a2a_flags, NOPTS, opt);
     me     = gv_rank();
     nranks = gv_nranks();
     msgs   = opt[OPT_MSGS];
@@ -117,6 +121,8 @@ int main(int argc, char **argv)
         gv_abort(2, "a2a_bw needs at least 2 ranks, got %d", nranks);
     buf = hop_page_alloc("a2a_bw", size);
     total_bytes = (double)size * msgs * nranks * (nranks - 1);
+    if (me == 0)
+        out_begin("a2a_bw", gv_transport_name(), nranks);
 
     for (r = 0; r < opt[OPT_ROUNDS]; r++) {
         w.target  += (uint64_t)msgs * (uint64_t)(nranks - 1);
@@ -140,16 +146,22 @@ int main(int argc, char **argv)
         gv_am_wait_local();
         gv_barrier();
         mbps[r] = total_bytes * 1e3 / (double)(gv_time_ns() - t0);
-        if (me == 0) {
+        if ((me == 0) && !out_machine()) {
             printf("a2a_bw transport=%s ranks=%d bytes=%zu total_MBps=%.1f\n",
                    gv_transport_name(), nranks, size, mbps[r]);
             fflush(stdout);
         }
     }
     if (me == 0) {
-        printf("a2a_bw transport=%s ranks=%d bytes=%zu rounds=%d "
-               "median_MBps=%.1f\n", gv_transport_name(), nranks, size, r,
-               hop_median(mbps, r));
+        char cfg[48];
+
+        snprintf(cfg, sizeof(cfg), "messages=%d", msgs);
+        out_row("total_bw", cfg, (long long)size, "MBps", mbps, r);
+        out_end();
+        if (!out_machine())
+            printf("a2a_bw transport=%s ranks=%d bytes=%zu rounds=%d "
+                   "median_MBps=%.1f\n", gv_transport_name(), nranks, size,
+                   r, mbps[r / 2]);
     }
     free(buf);
     gv_finalize();

@@ -5,6 +5,7 @@
 #define GV_PERF_BW_H
 
 #include "hop.h"
+#include "out.h"
 #include "stamp.h"
 
 #define BW_BLOCKS_MAX 1000
@@ -82,8 +83,19 @@ static inline void bw_run(const char *tool, const char *raw, const int *opt,
     }
     if (rank != 0)
         return;
-    for (w = 0; w < NWAYS; w++)
-        med[w] = hop_median(mbps[w], n[w]);
+    out_begin(tool, gv_transport_name(), gv_nranks());
+    for (w = 0; w < NWAYS; w++) {
+        char cfg[96];
+
+        snprintf(cfg, sizeof(cfg), "way=%s,windows=%d,window=%d",
+                 (w == WAY_GV) ? "gv" : raw, opt[BW_OPT_WINDOWS],
+                 opt[BW_OPT_WINDOW]);
+        out_row("bw", cfg, opt[BW_OPT_SIZE], "MBps", mbps[w], n[w]);
+        med[w] = mbps[w][n[w] / 2];
+    }
+    out_end();
+    if (out_machine())
+        return;
     printf("%s transport=%s bytes=%d gv_MBps=%.1f %s_MBps=%.1f "
            "gv_over_%s=%.3f\n", tool, gv_transport_name(), opt[BW_OPT_SIZE],
            med[WAY_GV], raw, med[WAY_RAW], raw, med[WAY_GV] / med[WAY_RAW]);

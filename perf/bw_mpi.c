@@ -69,6 +69,7 @@ int main(int argc, char **argv)
     char    *mbuf;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    out_strip("bw_mpi", &argc, argv);
     hop_start_flags("bw_mpi", &argc, &argv, bw_flags, BW_NOPTS, opt);
     MPI_Comm_rank(MPI_COMM_WORLD, &mpi_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mpi_size);

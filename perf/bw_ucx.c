@@ -116,6 +116,7 @@ int main(int argc, char **argv)
     size_t              size;
     int                 peer;
 
+    out_strip("bw_ucx", &argc, argv);
     hop_start_flags("bw_ucx", &argc, &argv, bw_flags, BW_NOPTS, opt);
     peer = 1 - gv_rank();
     size = (size_t)opt[BW_OPT_SIZE];

@@ -67,6 +67,8 @@ int main(int argc, char **argv)
     c.rank = gv_rank();
     c.size = gv_nranks();
     if (c.rank == 0)
+        out_begin("coll", gv_transport_name(), c.size);
+    if ((c.rank == 0) && !out_machine())
         printf("# coll: Grapevine team collectives over %s on %d ranks\n",
                gv_transport_name(), c.size);
     rc = coll_run(&c, &o);

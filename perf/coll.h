@@ -18,10 +18,14 @@
  * sample first, then -r samples; rank 0 prints the median sample:
  *   coll impl=gv ranks=4 op=allreduce form=blocking bytes=8 us=3.21
  *   coll impl=gv ranks=4 op=bcast form=nonblocking bytes=1048576 us=812.0 MBps=1291.3
- * and a "#" line with each measurement's fastest and slowest sample. */
+ * and a "#" line with each measurement's fastest and slowest sample; with
+ * --csv or --format (perf/out.h) one row per measurement instead. */
 #ifndef GV_PERF_COLL_H
 #define GV_PERF_COLL_H
 
+#include "out.h"
+
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,55 +50,49 @@ typedef struct {
     int big;        /* -S: bytes of the large broadcast */
 } coll_opts_t;
 
-static void coll_usage(const char *prog, const char *why)
+/* The usage text of @a prog (coll or coll_mpi), written into @a buf. */
+static const char *coll_usage(const char *prog, char *buf, size_t len)
 {
-    if (why != NULL)
-        fprintf(stderr, "%s: %s\n", prog, why);
-    fprintf(stderr, "usage: %s [-i calls per sample, 10..1000000 (2000)] "
-            "[-r samples, 1..1000 (11)] [-S large broadcast bytes, "
-            "8..67108864 (1048576)]\n", prog);
-    exit(2);
-}
-
-static int coll_arg(const char *prog, int opt, const char *s, long lo,
-                    long hi)
-{
-    char  why[128], *end;
-    long  v = strtol(s, &end, 10);
-
-    if ((*s == '\0') || (*end != '\0') || (v < lo) || (v > hi)) {
-        snprintf(why, sizeof(why), "-%c %s: accepted %ld..%ld", opt, s, lo,
-                 hi);
-        coll_usage(prog, why);
-    }
-    return (int)v;
+    snprintf(buf, len, "usage: %s [-i calls] [-r samples] [-S bytes] "
+             "[--csv | --format F] [-h]\n"
+             "  -i  calls per sample, 10..1000000 (2000)\n"
+             "  -r  samples, 1..1000 (11)\n"
+             "  -S  large broadcast bytes, 8..67108864 (1048576); k, m, g\n"
+             "      suffixes are taken (1m)\n"
+             OUT_USAGE, prog);
+    return buf;
 }
 
 static coll_opts_t coll_options(const char *prog, int argc, char **argv)
 {
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
     coll_opts_t o = {2000, 11, 1 << 20};
-    char        why[128];
+    char        usage[1024];
     int         c;
 
-    opterr = 0;
-    while ((c = getopt(argc, argv, ":i:r:S:")) != -1) {
+    coll_usage(prog, usage, sizeof(usage));
+    out_args(argc, argv);
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":i:r:S:h", longopts, NULL)) != -1) {
+        if (out_option(prog, usage, c))
+            continue;
         switch (c) {
-        case 'i': o.iters = coll_arg(prog, c, optarg, 10, 1000000); break;
-        case 'r': o.samples = coll_arg(prog, c, optarg, 1, 1000); break;
-        case 'S': o.big = coll_arg(prog, c, optarg, 8, 64 << 20); break;
-        case ':':
-            snprintf(why, sizeof(why), "-%c: no value", optopt);
-            coll_usage(prog, why);
+        case 'i':
+            o.iters = hop_arg_int(prog, usage, "-i", optarg, 10, 1000000,
+                                  "calls");
             break;
-        default:
-            snprintf(why, sizeof(why), "-%c: unknown option", optopt);
-            coll_usage(prog, why);
+        case 'r':
+            o.samples = hop_arg_int(prog, usage, "-r", optarg, 1, 1000,
+                                    "samples");
+            break;
+        case 'S':
+            o.big = (int)out_arg_size(prog, usage, "-S", optarg, 8,
+                                      64 << 20);
+            break;
+        default: hop_getopt_fail(prog, usage, c, argv, longopts);
         }
     }
-    if (optind < argc) {
-        snprintf(why, sizeof(why), "%s: unexpected argument", argv[optind]);
-        coll_usage(prog, why);
-    }
+    hop_no_operands(prog, usage, argc, argv);
     return o;
 }
 
@@ -104,12 +102,6 @@ static double coll_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int coll_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* One sample of one measurement: seconds per call, the largest over the
@@ -188,10 +180,32 @@ static int coll_run(const coll_impl_t *c, const coll_opts_t *o)
             for (s = 0; s < o->samples; s++)
                 if ((v[s] = coll_sample(c, m[k].what, nb, iters, buf, len)) < 0)
                     return 1;
-            qsort(v, (size_t)o->samples, sizeof(double), coll_cmp);
-            t    = v[o->samples / 2];
+            for (s = 0; s < o->samples; s++)
+                v[s] *= 1e6; /* microseconds */
+            if (c->rank == 0) {
+                char cfg[64];
+
+                snprintf(cfg, sizeof(cfg), "op=%s,form=%s,calls=%d",
+                         m[k].op, nb ? "nonblocking" : "blocking", iters);
+                out_row("time", cfg, (long long)len, "us", v, o->samples);
+                if (!m[k].small) {
+                    double *bw = malloc(sizeof(double) * (size_t)o->samples);
+
+                    if (bw == NULL) {
+                        fprintf(stderr, "coll: out of memory\n");
+                        return 1;
+                    }
+                    for (s = 0; s < o->samples; s++)
+                        bw[s] = (double)len / v[s];
+                    out_row("bw", cfg, (long long)len, "MBps", bw,
+                            o->samples);
+                    free(bw);
+                }
+            }
+            qsort(v, (size_t)o->samples, sizeof(double), hop_cmp_double);
+            t    = v[o->samples / 2] * 1e-6;
             mbps = (double)len / t / 1e6;
-            if (c->rank != 0)
+            if ((c->rank != 0) || out_machine())
                 continue;
             printf("coll impl=%s ranks=%d op=%s form=%s bytes=%zu us=%.3f",
                    c->impl, c->size, m[k].op, nb ? "nonblocking" : "blocking",
@@ -200,11 +214,13 @@ static int coll_run(const coll_impl_t *c, const coll_opts_t *o)
                 printf(" MBps=%.1f", mbps);
             printf("\n# %s %s %zu B: fastest %.3f us, slowest %.3f us, %d "
                    "samples of %d calls\n", m[k].op,
-                   nb ? "nonblocking" : "blocking", len, v[0] * 1e6,
-                   v[o->samples - 1] * 1e6, o->samples, iters);
+                   nb ? "nonblocking" : "blocking", len, v[0],
+                   v[o->samples - 1], o->samples, iters);
             fflush(stdout);
         }
     }
+    if (c->rank == 0)
+        out_end();
     free(buf);
     free(v);
     return 0;

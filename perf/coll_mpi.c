@@ -71,6 +71,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
     if (c.rank == 0)
+        out_begin("coll_mpi", "mpi", c.size);
+    if ((c.rank == 0) && !out_machine())
         printf("# coll_mpi: Open MPI collectives on %d ranks\n", c.size);
     rc = coll_run(&c, &o);
     if (rc != 0)

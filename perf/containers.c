@@ -27,6 +27,8 @@
 #include <grapevine/fw/hashmap.h>
 
 #include <getopt.h>
+
+#include "out.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +139,13 @@ static void report(const char *op, double t0, int64_t n_total)
 {
     double dt = gv_wtime() - t0, cpu = cpu_now() - cpu0;
 
-    if (gv_rank() == 0)
+    if (gv_rank() == 0) {
+        char cfg[64];
+
+        snprintf(cfg, sizeof(cfg), "op=%s,ops=%lld", op, (long long)n_total);
+        out_row1("mups", cfg, -1, "Mops_per_s", (double)n_total / dt / 1e6);
+    }
+    if ((gv_rank() == 0) && !out_machine())
         printf("containers transport=%s ranks=%d op=%s ops=%lld "
                "seconds=%.3f mups=%.2f cpu_ns_per_op=%.0f\n",
                gv_transport_name(), gv_nranks(), op, (long long)n_total, dt,
@@ -227,13 +235,26 @@ static void run(void *arg)
     gv_broadcast(0, &sym, sizeof(sym));
     if (gv_bag_create(8, &bag) != GV_OK)
         gv_abort(1, "containers: cannot create the bag");
+    if (gv_rank() == 0)
+        out_begin("containers", gv_transport_name(), gv_nranks());
     snprintf(ops, sizeof(ops), "%s", opt.ops);
     for (op = strtok_r(ops, ",", &save); op != NULL && !*bad;
          op = strtok_r(NULL, ",", &save))
         phase(op, bad);
     gv_hashmap_destroy(map);
     gv_bag_destroy(bag);
+    if (gv_rank() == 0)
+        out_end();
 }
+
+static const char usage_text[] =
+    "usage: containers [--log2 n] [--ops LIST] [--grow] [--csv | --format "
+    "F] [-h]\n"
+    "  --log2 n   2^n operations per rank, 12..30\n"
+    "  --ops LIST phases in order, comma-separated: insert, lookup, bag,\n"
+    "             dinsert\n"
+    "  --grow     the map starts small and grows (else sized for all keys)\n"
+    OUT_USAGE;
 
 int main(int argc, char **argv)
 {
@@ -241,19 +262,20 @@ int main(int argc, char **argv)
         {"log2", required_argument, NULL, 'l'},
         {"ops", required_argument, NULL, 'o'},
         {"grow", no_argument, NULL, 'g'},
+        OUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     int   c;
-    char *end;
 
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    out_args(argc, argv);
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        if (out_option("containers", usage_text, c))
+            continue;
         switch (c) {
         case 'l':
-            opt.log2n = (int)strtol(optarg, &end, 10);
-            if ((*end != '\0') || (opt.log2n < 12) || (opt.log2n > 30)) {
-                fprintf(stderr, "containers: --log2 %s: accepted 12..30\n",
-                        optarg);
-                return 2;
-            }
+            opt.log2n = hop_arg_int("containers", usage_text, "--log2",
+                                    optarg, 12, 30, "as log2 of the "
+                                    "operations per rank");
             break;
         case 'o':
             snprintf(opt.ops, sizeof(opt.ops), "%s", optarg);
@@ -261,12 +283,10 @@ int main(int argc, char **argv)
         case 'g':
             opt.grow = 1;
             break;
-        default:
-            fprintf(stderr, "usage: containers [--log2 n (12..30)] [--ops "
-                    "insert,lookup,bag,dinsert] [--grow]\n");
-            return 2;
+        default: hop_getopt_fail("containers", usage_text, c, argv, lo);
         }
     }
+    hop_no_operands("containers", usage_text, argc, argv);
     per_rank = (int64_t)1 << opt.log2n;
     if (gv_init(&argc, &argv) != GV_OK)
         return 1;

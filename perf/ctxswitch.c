@@ -33,17 +33,22 @@
 #include <unistd.h>
 
 #include "hop.h"
+#include "out.h"
 
 #define CTX_SWITCHES_MAX 100000000000ull /* -s */
 #define CTX_REPS_MAX     99              /* -r: the medians' room */
 #define CTX_WORKERS_MAX  1000000         /* N: 64 MB of array */
 
 static const char usage_text[] =
-    "usage: ctxswitch [-s SWITCHES] [-r REPS] [N ...]\n"
+    "usage: ctxswitch [-s SWITCHES] [-r REPS] [--csv | --format F] [-h] "
+    "[N ...]\n"
     "  -s  context switches per run, 1..100000000000 (20000000)\n"
     "  -r  runs per configuration, 1..99; the median is printed (3)\n"
     "  N   workers, 2..1000000 each (2 1000 100000 500000)\n"
-    "  Values are decimal digits.\n";
+    OUT_USAGE
+    "  Values are decimal digits. CSV/JSON: ns per switch of each\n"
+    "  configuration over the runs; the Boost.Context reference\n"
+    "  (ctxswitch_boost) runs in text output only.\n";
 
 /* One cache line per worker: "a large array" (32 MB at 500,000 workers). */
 #define STRIDE 8
@@ -72,18 +77,6 @@ static void bench_task(void *p)
         gv_yield();
     }
     gv_cc_done(&done_cc, 1);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof(*t), cmp_double);
-    return t[n / 2];
 }
 
 static double run_grapevine(uint64_t n, uint64_t iters, unsigned prefetch)
@@ -196,8 +189,13 @@ int main(int argc, char **argv)
     int                   opt, off, rc, status;
     pid_t                 child;
 
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
+
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
-    while ((opt = getopt(argc, argv, ":s:r:")) != -1) {
+    while ((opt = getopt_long(argc, argv, ":s:r:h", longopts, NULL)) != -1) {
+        if (out_option("ctxswitch", usage_text, opt))
+            continue;
         if (opt == 's')
             target = hop_arg_u64("ctxswitch", usage_text, "-s", optarg, 1,
                                  CTX_SWITCHES_MAX, "switches");
@@ -205,7 +203,7 @@ int main(int argc, char **argv)
             reps = hop_arg_int("ctxswitch", usage_text, "-r", optarg, 1,
                                CTX_REPS_MAX, "runs");
         else
-            hop_getopt_fail("ctxswitch", usage_text, opt, argv, NULL);
+            hop_getopt_fail("ctxswitch", usage_text, opt, argv, longopts);
     }
     n_count = (optind < argc) ? (uint64_t)(argc - optind)
                               : sizeof(dflt) / sizeof(dflt[0]);
@@ -247,6 +245,7 @@ int main(int argc, char **argv)
         return 1;
     array = calloc(max_n * STRIDE, sizeof(uint64_t));
     pf_on = (gv__env.PREFETCH != 0) ? (unsigned)gv__env.PREFETCH : 4;
+    out_begin("ctxswitch", gv_transport_name(), gv_nranks());
 
     for (i = 0; i < n_count; i++) {
         uint64_t iters = target / ns[i];
@@ -254,11 +253,18 @@ int main(int argc, char **argv)
             iters = 20;
         for (off = 0; off < 2; off++) {
             double t[99];
+            char   cfg[64];
+
             for (r = 0; r < reps; r++)
                 t[r] = run_grapevine(ns[i], iters, off ? 0 : pf_on);
-            printf("ctxswitch impl=grapevine workers=%llu prefetch=%s ns=%.1f\n",
-                   (unsigned long long)ns[i], off ? "off" : "on",
-                   median(t, reps));
+            snprintf(cfg, sizeof(cfg), "impl=grapevine,workers=%llu,"
+                     "prefetch=%s", (unsigned long long)ns[i],
+                     off ? "off" : "on");
+            out_row("switch", cfg, -1, "ns", t, reps);
+            if (!out_machine())
+                printf("ctxswitch impl=grapevine workers=%llu prefetch=%s "
+                       "ns=%.1f\n", (unsigned long long)ns[i],
+                       off ? "off" : "on", t[reps / 2]);
             fflush(stdout);
         }
     }
@@ -271,13 +277,20 @@ int main(int argc, char **argv)
             iters = 20;
         {
             double t[99];
+            char   cfg[64];
+
             for (r = 0; r < reps; r++)
                 t[r] = run_pthread(ns[i], iters);
-            printf("ctxswitch impl=pthread workers=%llu prefetch=off "
-                   "ns=%.1f\n", (unsigned long long)ns[i], median(t, reps));
+            snprintf(cfg, sizeof(cfg), "impl=pthread,workers=%llu,"
+                     "prefetch=off", (unsigned long long)ns[i]);
+            out_row("switch", cfg, -1, "ns", t, reps);
+            if (!out_machine())
+                printf("ctxswitch impl=pthread workers=%llu prefetch=off "
+                       "ns=%.1f\n", (unsigned long long)ns[i], t[reps / 2]);
         }
         fflush(stdout);
     }
+    out_end();
     gv_finalize();
 
     /* Boost.Context, built from perf/ctxswitch_boost.cpp when Boost is
@@ -285,7 +298,10 @@ int main(int argc, char **argv)
      * and failing, it is an error. */
     fflush(stdout);
     rc = 0;
-    if (access(boost, X_OK) != 0) {
+    if (out_machine()) {
+        fprintf(stderr, "ctxswitch: the Boost.Context reference runs in "
+                "text output only\n");
+    } else if (access(boost, X_OK) != 0) {
         printf("ctxswitch impl=boost unavailable (build perf/ctxswitch_boost.cpp: "
                "needs libboost-context-dev)\n");
     } else if ((child = fork()) < 0) {

@@ -8,12 +8,15 @@
 #
 # usage: perf/fig6.sh [--quick] [--build DIR] [--out DIR] [--ranks "2 4 8"]
 #                     [--no-hpcc] [--seconds S] [--log2 N] [--plot-only]
-#                     [--only "shm ucx/sm ..."] [--reps N]
-#   --quick   2 ranks only, shorter runs, one HPCC run: under 2 minutes
-#   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine):
-#             with 3 runs a cell, about 3 minutes per rank count on 2
-#             cores (measured for 2 ranks; 4 and 8 are not timed)
+#                     [--only "shm ucx/sm ..."] [--reps N] [--machine TEXT]
+#   --quick   2 ranks only, 2^20 words, 0.3 s runs, one repetition of each
+#             bandwidth point, one HPCC run
+#   default   2, 4 and 8 ranks (4 and 8 oversubscribe a 2-core machine),
+#             2^22 words, 1 s runs, 3 repetitions of each bandwidth point
 #   --plot-only  redraw the PNGs and the table from an existing fig6.csv
+#   --machine    the machine as the captions state it (default: what this
+#             host reports: "one node, N vCPUs (virtualization: X), every
+#             rank on it")
 #   --only    measure only these configurations (labels as in the table)
 #   --reps N  run each GUPS configuration N times (default 3) and report
 #             the median run (for an even N the slower of the middle
@@ -23,13 +26,23 @@
 # Every run is under `timeout`; a run that fails or times out is recorded
 # in the CSV with its status (and its log kept in OUT/logs), not dropped.
 #
-# CSV columns: panel,config,ranks,series,x,y,errors,seconds,note
+# The CSV begins with "#" lines: the run's metadata (commit, date, host,
+# machine, settings). Then the columns
+#   panel,config,ranks,series,x,y,y_min,y_max,reps,errors,seconds,status,note
 #   panel=gups: series agg|am|native|hpcc, x = updates made, y = million
-#               updates per second, seconds: of the median run; errors =
-#               wrong table words summed over all N runs
-#   panel=bw:   series put|am|agg8, x = message bytes, y = MB/s (agg8 is the
-#               payload bandwidth of a stream of 8-byte aggregated active
-#               messages, drawn as a level line)
+#               updates per second of the median run, y_min and y_max the
+#               slowest and fastest run, seconds: of the median run; errors
+#               = wrong table words summed over all the runs
+#   panel=bw:   series put|am|agg8, x = message bytes, y = MB/s, the median
+#               of the repetitions, y_min and y_max their extremes (agg8 is
+#               the payload bandwidth of a stream of 8-byte aggregated
+#               active messages, drawn as a level line)
+#   status:     ok (y is a measurement), wrong (it ran, but updates were
+#               lost or doubled: errors > 0; y is not to be trusted),
+#               unsupported (the transport lacks the mode), timeout,
+#               failed (the log in OUT/logs says why); x, y, y_min, y_max
+#               and seconds are empty unless the status is ok or wrong
+#   note:       free text (the runs' values, a failure's exit status)
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,6 +57,7 @@ SECS=""
 LOG2=""
 ONLY=""
 REPS=3
+MACHINE=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -57,6 +71,7 @@ while [ $# -gt 0 ]; do
     --log2) LOG2=$2; shift ;;
     --only) ONLY=$2; shift ;;
     --reps) REPS=$2; shift ;;
+    --machine) MACHINE=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next }
                     NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fig6.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
@@ -101,11 +116,31 @@ CSV=$OUT/fig6.csv
 if [ "$PLOT_ONLY" = 1 ]; then
     [ -r "$CSV" ] || { echo "fig6.sh: --plot-only needs $CSV" >&2; exit 1; }
 else
-    echo "panel,config,ranks,series,x,y,errors,seconds,note" > "$CSV"
+    virt=$(systemd-detect-virt 2>/dev/null) || virt=none
+    [ -n "$MACHINE" ] ||
+        MACHINE="one node, $(nproc) vCPUs (virtualization: ${virt:-none}), every rank on it"
+    {
+        echo "# fig6.sh $("$BUILD/bin/gvinfo" -v 2>/dev/null | head -1)"
+        echo "# date=$(date -u +%Y-%m-%dT%H:%M:%SZ) host=$(hostname) machine=\"$MACHINE\""
+        echo "# ranks=\"$RANKS\" log2=$LOG2 seconds=$SECS reps=$REPS quick=$QUICK"
+        echo "panel,config,ranks,series,x,y,y_min,y_max,reps,errors,seconds,status,note"
+    } > "$CSV"
 fi
+# The machine, for the captions (from the CSV when only redrawing).
+MACHINE=$(sed -n 's/^# date=.* machine="\([^"]*\)".*/\1/p' "$CSV" | head -1)
+[ -n "$MACHINE" ] || MACHINE="not recorded"
 
 # shellcheck source=perf/transports.sh
 . "$here/transports.sh"
+
+status_of() {  # exit status -> CSV status
+    case "$1" in
+    0) echo ok ;;
+    3|77) echo unsupported ;;
+    124|137) echo timeout ;;
+    *) echo failed ;;
+    esac
+}
 
 logname() {
     echo "$OUT/logs/$(echo "$*" | tr '/ ;' '___').log"
@@ -136,8 +171,9 @@ for n in $RANKS; do
                     break
                 fi
                 mups=$(echo "$line" | sed 's/.* mups=\([0-9.]*\).*/\1/')
-                e=$(echo "$line" | sed 's/.* errors=\([-0-9]*\).*/\1/')
-                [ "$e" = 0 ] || errs=$((errs + (e < 0 ? 1 : e)))
+                e=$(echo "$line" | sed -n 's/.* errors=\([0-9][0-9]*\).*/\1/p')
+                # A run that reported no error count counts as wrong.
+                errs=$((errs + ${e:-1}))
                 runs="$runs$mups $line"$'\n'
             done
             if [ -z "$fail" ]; then
@@ -147,12 +183,15 @@ for n in $RANKS; do
                 upd=$(echo "$line" | sed 's/.* updates=\([0-9]*\).*/\1/')
                 mups=$(echo "$line" | sed 's/.* mups=\([0-9.]*\).*/\1/')
                 secs=$(echo "$line" | sed 's/.* seconds=\([0-9.]*\).*/\1/')
-                note=ok
-                [ "$REPS" = 1 ] || note="ok median of $REPS: ${all% }"
-                echo "gups,${LABELS[$i]},$n,$mode,$upd,$mups,$errs,$secs,$note" >> "$CSV"
+                lo=${all%% *} hi=$(echo "$all" | awk '{print $NF}')
+                st=ok
+                [ "$errs" = 0 ] || st=wrong
+                note="runs: ${all% }"
+                echo "gups,${LABELS[$i]},$n,$mode,$upd,$mups,$lo,$hi,$REPS,$errs,$secs,$st,$note" >> "$CSV"
                 [ "$REPS" = 1 ] || line="$line (median of $REPS: ${all% })"
+                [ "$st" = ok ] || line="$line WRONG: $errs errors"
             else
-                echo "gups,${LABELS[$i]},$n,$mode,,,,,$fail" >> "$CSV"
+                echo "gups,${LABELS[$i]},$n,$mode,,,,,$REPS,,,$(status_of "$rc"),$fail" >> "$CSV"
                 line=""
             fi
             printf '  gups %-10s -n %d %-6s %s\n' "${LABELS[$i]}" "$n" "$mode" \
@@ -189,12 +228,14 @@ run_hpcc() {     # IDX NRANKS
         secs=$(sed -n 's/^MPIRandomAccess_time=//p' "$f")
         tbl=$(grep -m1 'PE Main table size' "$f" | sed 's/.*= \(2^[0-9]*\) .*/\1/')
         mups=$(awk -v g="$gups" 'BEGIN { printf "%.2f", g * 1000 }')
-        echo "gups,${LABELS[$i]},$n,hpcc,$upd,$mups,$errs,$secs,ok table $tbl words/PE" >> "$CSV"
+        st=ok
+        [ "$errs" = 0 ] || st=wrong
+        echo "gups,${LABELS[$i]},$n,hpcc,$upd,$mups,$mups,$mups,1,$errs,$secs,$st,table $tbl words/PE" >> "$CSV"
         printf '  hpcc %-10s -n %d MPIRandomAccess %s GUP/s = %s Mup/s (table %s words/PE)\n' \
             "${LABELS[$i]}" "$n" "$gups" "$mups" "$tbl"
         cp "$f" "$OUT/logs/hpccoutf_$(echo "${LABELS[$i]}" | tr / _)_$n.txt"
     else
-        echo "gups,${LABELS[$i]},$n,hpcc,,,,,$(note_of "$rc")" >> "$CSV"
+        echo "gups,${LABELS[$i]},$n,hpcc,,,,,1,,,$(status_of "$rc"),$(note_of "$rc")" >> "$CSV"
         echo "  hpcc ${LABELS[$i]} -n $n: $(note_of "$rc") (see $log)"
     fi
     rm -rf "$dir"
@@ -216,44 +257,43 @@ else
 fi
 
 # ---- right panel: bandwidth against size, 2 ranks ------------------------
+# putbw --csv rows: tool,transport,ranks,metric,config,bytes,unit,median,
+# min,max,iters (perf/README.md); a failed run gives a status row instead.
+bw_rows() {      # LABEL SERIES LOG RC
+    local lab=$1 s=$2 log=$3 rc=$4 rows
+    rows=$(awk -F, -v c="$lab" -v s="$s" '
+        /^#/ || $1 == "tool" { next }
+        $4 == "bw" { printf "bw,%s,2,%s,%s,%s,%s,%s,%s,,,ok,\n", c, s, $6, $8, $9, $10, $11 }
+        $4 == "rate" { printf "bw,%s,2,%s,8,%.1f,%.1f,%.1f,%s,,,ok,payload of 8-byte messages\n", c, s, $8 * 8, $9 * 8, $10 * 8, $11 }
+    ' "$log")
+    if [ "$rc" = 0 ] && [ -n "$rows" ]; then
+        echo "$rows" >> "$CSV"
+    elif [ "$rc" = 0 ]; then
+        echo "bw,$lab,2,$s,,,,,,,,failed,no result rows" >> "$CSV"
+    else
+        echo "bw,$lab,2,$s,,,,,,,,$(status_of "$rc"),$(note_of "$rc")" >> "$CSV"
+    fi
+}
 for i in "${CONFIGS[@]}"; do
     lab=${LABELS[$i]}
     # native put
     log=$(logname putbw "$lab")
-    launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $PUT_ARGS
-    rc=$?
-    if [ "$rc" = 0 ]; then
-        awk -v c="$lab" '/^ +[0-9]/ { print "bw," c ",2,put," $1 "," $5 ",,,ok" }' \
-            "$log" >> "$CSV"
-    else
-        echo "bw,$lab,2,put,,,,,$(note_of "$rc")" >> "$CSV"
-    fi
+    launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $PUT_ARGS --csv
+    bw_rows "$lab" put "$log" $?
     # plain active messages: the same windows of one size, no aggregation
     # (perf/pingpong measures this too, but with fixed counts that take
     # minutes over the slower transports)
     log=$(logname ambw "$lab")
-    GV_AGGREGATE=0 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" --am $PUT_ARGS
-    rc=$?
-    if [ "$rc" = 0 ]; then
-        awk -v c="$lab" '/^ +[0-9]/ { print "bw," c ",2,am," $1 "," $5 ",,,ok" }' \
-            "$log" >> "$CSV"
-    else
-        echo "bw,$lab,2,am,,,,,$(note_of "$rc")" >> "$CSV"
-    fi
+    GV_AGGREGATE=0 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" --am $PUT_ARGS --csv
+    bw_rows "$lab" am "$log" $?
     # aggregated 8-byte messages: their payload bandwidth
     log=$(logname am8 "$lab")
-    GV_AGGREGATE=1 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $AM8_ARGS
-    rc=$?
-    mbps=$(sed -n 's/^am8 .* payload_MBps=\([0-9.]*\).*/\1/p' "$log")
-    if [ "$rc" = 0 ] && [ -n "$mbps" ]; then
-        echo "bw,$lab,2,agg8,8,$mbps,,,ok" >> "$CSV"
-    else
-        echo "bw,$lab,2,agg8,,,,,$(note_of "$rc")" >> "$CSV"
-    fi
+    GV_AGGREGATE=1 launch "$i" 2 120 "$log" "$BUILD/perf/putbw" $AM8_ARGS --csv
+    bw_rows "$lab" agg8 "$log" $?
     printf '  bw   %-10s put %s, am %s, agg8 %s MB/s\n' "$lab" \
-        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="put" && $5==8 {print $6 " (8 B)"}' "$CSV")" \
-        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="am" && $5==8 {print $6 " (8 B)"}' "$CSV")" \
-        "${mbps:-n/a}"
+        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="put" {print ($12=="ok" && $5==8) ? $6 " (8 B)" : ($12=="ok" ? "" : $12)}' "$CSV" | grep . | head -1)" \
+        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="am" {print ($12=="ok" && $5==8) ? $6 " (8 B)" : ($12=="ok" ? "" : $12)}' "$CSV" | grep . | head -1)" \
+        "$(awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="agg8" {print ($12=="ok") ? $6 : $12}' "$CSV")"
 done
 
 }
@@ -262,20 +302,26 @@ done
 # ---- table -------------------------------------------------------------
 echo
 echo "GUPS, million updates per second (log2 table words per rank: $LOG2;" \
-     "at most $SECS s per run)"
+     "at most $SECS s per run). n/a: the transport lacks the mode;" \
+     "FAILED/TIMEOUT: see the logs; !errN: N wrong words (not a result)"
+echo "Machine: $MACHINE"
 awk -F, '
 $1 == "gups" {
     k = $2 " " $3; if (!(k in seen)) { seen[k] = 1; order[n++] = k }
-    v[k, $4] = ($9 ~ /^ok/) ? $6 : ($9 ~ /^skip/ ? "-" : "FAIL")
-    if ($9 ~ /^ok/ && $7 != 0 && $7 != "") v[k, $4] = v[k, $4] "!err" $7
+    if ($12 == "ok" || $12 == "wrong")
+        v[k, $4] = ($6 + 0 < 0.01) ? "< 0.01" : $6
+    else
+        v[k, $4] = ($12 == "unsupported") ? "n/a" : toupper($12)
+    if ($12 == "wrong") v[k, $4] = v[k, $4] "!err" $10
+    y[k, $4] = ($12 == "ok") ? $6 + 0 : 0
 }
 END {
     printf "%-10s %5s %10s %10s %10s %10s %9s %9s\n", "config", "ranks",
            "agg", "am", "native", "hpcc", "agg/am", "agg/nat"
     for (i = 0; i < n; i++) {
         k = order[i]; split(k, a, " ")
-        ra = (v[k, "am"] + 0 > 0) ? sprintf("%.1fx", v[k, "agg"] / v[k, "am"]) : "-"
-        rn = (v[k, "native"] + 0 > 0) ? sprintf("%.1fx", v[k, "agg"] / v[k, "native"]) : "-"
+        ra = (y[k, "am"] > 0 && y[k, "agg"] > 0) ? sprintf("%.1fx", y[k, "agg"] / y[k, "am"]) : "n/a"
+        rn = (y[k, "native"] > 0 && y[k, "agg"] > 0) ? sprintf("%.1fx", y[k, "agg"] / y[k, "native"]) : "n/a"
         printf "%-10s %5s %10s %10s %10s %10s %9s %9s\n", a[1], a[2],
                v[k, "agg"], v[k, "am"], v[k, "native"],
                ((k, "hpcc") in v) ? v[k, "hpcc"] : "", ra, rn
@@ -289,18 +335,32 @@ if command -v gnuplot >/dev/null; then
     gp=$dat/fig6.gnuplot
     nr=0
     for n in $RANKS; do
-        awk -F, -v r="$n" '
+        # The bars, and a label where there is none: "n/a" for a mode
+        # the transport lacks or a run that failed, "< 0.01" under the
+        # axis. Bar j of cluster i stands at i + (j - 2.5) / 5 (4 bars,
+        # gap 1).
+        awk -F, -v r="$n" -v lab="$dat/gups_$n.labels" '
         $1 == "gups" && $3 == r {
             if (!($2 in seen)) { seen[$2] = 1; order[n++] = $2 }
-            if ($9 ~ /^ok/) v[$2, $4] = $6
+            st[$2, $4] = $12
+            if ($12 == "ok") v[$2, $4] = $6
         }
         END {
             print "# config agg am native hpcc"
+            printf "" > lab
+            split("agg am native hpcc", s, " ")
             for (i = 0; i < n; i++) {
                 c = order[i]; line = c
-                split("agg am native hpcc", s, " ")
-                for (j = 1; j <= 4; j++)
-                    line = line " " (((c, s[j]) in v) && v[c, s[j]] > 0 ? v[c, s[j]] : "-")
+                for (j = 1; j <= 4; j++) {
+                    ok = ((c, s[j]) in v) && v[c, s[j]] >= 0.01
+                    line = line " " (ok ? v[c, s[j]] : "-")
+                    t = ""
+                    if ((c, s[j]) in v && !ok) t = "< 0.01"
+                    else if ((c, s[j]) in st && !ok) t = "n/a (" st[c, s[j]] ")"
+                    else if (!((c, s[j]) in st) && j < 4) t = "n/a"
+                    if (t != "")
+                        printf "set label \"%s\" at %.2f,0.012 rotate by 90 left font \",8\"\n", t, i + (j - 2.5) / 5 >> lab
+                }
                 print line
             }
         }' "$CSV" > "$dat/gups_$n.dat"
@@ -311,11 +371,14 @@ if command -v gnuplot >/dev/null; then
         lab=${LABELS[$i]}
         f=$dat/bw_$(echo "$lab" | tr / _)
         for s in put am; do
-            awk -F, -v c="$lab" -v s="$s" '$1=="bw" && $2==c && $4==s && $9=="ok" { print $5, $6 }' \
+            awk -F, -v c="$lab" -v s="$s" '$1=="bw" && $2==c && $4==s && $12=="ok" { print $5, $6, $7, $8 }' \
                 "$CSV" > "${f}_$s.dat"
         done
-        awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="agg8" && $9=="ok" { print 8, $6; print 1048576, $6 }' \
+        awk -F, -v c="$lab" '$1=="bw" && $2==c && $4=="agg8" && $12=="ok" { print 8, $6, $7, $8; print 1048576, $6, $7, $8 }' \
             "$CSV" > "${f}_agg8.dat"
+        # Series with a status row other than ok: named on the panel.
+        awk -F, -v c="$lab" '$1=="bw" && $2==c && $12!="ok" { print $4 ": n/a (" $12 ")" }' \
+            "$CSV" | sort -u > "${f}_na.txt"
         ncfg=$((ncfg + 1))
     done
     {
@@ -334,53 +397,68 @@ if command -v gnuplot >/dev/null; then
         echo "set ylabel 'million updates per second (log)'"
         echo "set xtics rotate by -35"
         echo "set key top right"
-        echo "set multiplot layout 1,$nr title \"GUPS: random 8-byte updates, table 2^{$LOG2} words per rank, at most $SECS s per run\\n(HPCC MPIRandomAccess on the mpi rows, with its own table size: see fig6.csv)\""
+        echo "set multiplot layout 1,$nr title \"GUPS: random 8-byte updates, table 2^{$LOG2} words per rank, at most $SECS s per run, median of $REPS\\n(HPCC MPIRandomAccess on the mpi rows, with its own table size: see fig6.csv)\\nMachine: $MACHINE\""
         for n in $RANKS; do
             echo "set title '$n ranks'"
+            cat "$dat/gups_$n.labels"
             echo "plot '$dat/gups_$n.dat' using 2:xtic(1) title 'agg (aggregated AMs)' lc rgb '#1b9e77', \\"
             echo "     '' using 3 title 'am (one message each)' lc rgb '#d95f02', \\"
             echo "     '' using 4 title 'native remote atomics' lc rgb '#7570b3', \\"
             echo "     '' using 5 title 'HPCC MPIRandomAccess' lc rgb '#999999'"
+            echo "unset label"
         done
         echo "unset multiplot"
         cols=4
         [ "$ncfg" -lt 4 ] && cols=$ncfg
         rows=$(( (ncfg + cols - 1) / cols ))
         echo "reset"
-        echo "set terminal pngcairo size $((420 * cols)),$((360 * rows + 40)) font 'sans,9'"
+        echo "set terminal pngcairo size $((420 * cols)),$((360 * rows + 70)) font 'sans,9'"
         echo "set output '$OUT/fig6_right.png'"
         echo "set logscale xy"
         echo "set format x '%.0s%cB'"
         echo "set xrange [6:1.4e6]"
+        # One y-range for every panel, from the data (decades around the
+        # smallest minimum and the largest maximum).
+        yr=$(awk -F, '$1=="bw" && $12=="ok" && $7 > 0 {
+                 if (lo == "" || $7 < lo) lo = $7; if ($8 > hi) hi = $8 }
+             END { if (lo == "") print "1:1e5"; else
+                   printf "%g:%g\n", 10 ^ int(log(lo) / log(10) - (lo < 1)), 10 ^ (int(log(hi) / log(10)) + 1) }' "$CSV")
+        echo "set yrange [$yr]"
         echo "set grid"
         echo "set xlabel 'message bytes'"
         echo "set ylabel 'MB/s'"
         echo "set key bottom right"
-        echo "set multiplot layout $rows,$cols title 'Bandwidth between 2 ranks: native put, plain active messages, aggregated 8-byte messages (effective)'"
+        PUT_REPS=$(awk -F, '$1=="bw" && $12=="ok" { print $9; exit }' "$CSV")
+        echo "set multiplot layout $rows,$cols title \"Bandwidth between 2 ranks: native put, plain active messages,\\naggregated 8-byte messages (effective); median of $PUT_REPS, band: their range\\nMachine: $MACHINE\""
         for i in "${CONFIGS[@]}"; do
             lab=${LABELS[$i]}
             f=$dat/bw_$(echo "$lab" | tr / _)
             echo "set title '$lab'"
             plot="plot "
             sep=""
-            if [ -s "${f}_put.dat" ]; then
-                plot+="'${f}_put.dat' using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#7570b3' title 'native put'"
+            for sc in "put:#7570b3:7:native put" "am:#d95f02:5:active messages" \
+                      "agg8:#1b9e77:0:aggregated 8 B (effective)"; do
+                IFS=: read -r s col pt title <<< "$sc"
+                [ -s "${f}_$s.dat" ] || continue
+                plot+="$sep'${f}_$s.dat' using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc rgb '$col' notitle, "
+                if [ "$pt" = 0 ]; then
+                    plot+="'${f}_$s.dat' using 1:2 with lines dt 2 lw 2 lc rgb '$col' title '$title'"
+                else
+                    plot+="'${f}_$s.dat' using 1:2 with linespoints pt $pt ps 0.6 lc rgb '$col' title '$title'"
+                fi
                 sep=", "
-            fi
-            if [ -s "${f}_am.dat" ]; then
-                plot+="$sep'${f}_am.dat' using 1:2 with linespoints pt 5 ps 0.6 lc rgb '#d95f02' title 'active messages'"
-                sep=", "
-            fi
-            if [ -s "${f}_agg8.dat" ]; then
-                plot+="$sep'${f}_agg8.dat' using 1:2 with lines dt 2 lw 2 lc rgb '#1b9e77' title 'aggregated 8 B (effective)'"
-                sep=", "
-            fi
+            done
+            k=1
+            while read -r na; do
+                echo "set label $k '$na' at graph 0.04,graph $(awk -v k=$k 'BEGIN { print 0.95 - 0.07 * k }') font ',8'"
+                k=$((k + 1))
+            done < "${f}_na.txt"
             if [ -z "$sep" ]; then
-                echo "set label 1 'no data' at graph 0.4,0.5"
+                echo "set label $k 'no data' at graph 0.4,0.5"
                 plot+="1/0 notitle"
             fi
             echo "$plot"
-            echo "unset label 1"
+            echo "unset label"
         done
         echo "unset multiplot"
     } > "$gp"

@@ -36,6 +36,7 @@
 #include <grapevine.h>
 
 #include "perf/hop.h"
+#include "perf/out.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -415,7 +416,7 @@ static void usage_init(void)
         "                 (HPCC's time bound; 0, the default, is none);\n"
         "                 updates= then counts those made, and all of them\n"
         "                 are verified\n"
-        "  --no-verify    skip the verification pass (then errors=-1)\n"
+        "  --no-verify    skip the verification pass (then errors=n/a)\n"
         "  --progress-interval s  rank 0 reports progress every s seconds\n"
         "                 on stderr, 0..86400 (2; 0 is quiet)\n"
         "  --window w     native: operations per flush, 1..1048576 (512)\n"
@@ -423,17 +424,12 @@ static void usage_init(void)
         "                 (256)\n"
         "  --pipe d       prefetch depth of the update handler, a power of\n"
         "                 two up to %d; 0 applies at once (16)\n"
+        OUT_USAGE
         "  Values are decimal digits (t and s may have a decimal point).\n"
         "The last line is: gups transport=T mode=M ranks=P updates=U "
-        "seconds=S mups=X errors=E\n",
+        "seconds=S mups=X errors=E (errors=n/a with --no-verify)\n",
         GUPS_NO_ATOMICS_EXIT, GUPS_DEFAULT_LOG2,
         (unsigned long long)GUPS_UPDATES_MAX, PIPE_MAX);
-}
-
-static void __attribute__((noreturn)) usage(void)
-{
-    fputs(usage_text, stderr);
-    exit(2);
 }
 
 static void parse(int argc, char **argv)
@@ -450,7 +446,7 @@ static void parse(int argc, char **argv)
         {"pipe", required_argument, NULL, 'd'},
         {"seconds", required_argument, NULL, 't'},
         {"updates", required_argument, NULL, 'U'},
-        {"help", no_argument, NULL, 'h'},
+        OUT_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     int         c, i;
@@ -458,9 +454,12 @@ static void parse(int argc, char **argv)
     const char *name;
 
     usage_init();
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
     while ((c = getopt_long(argc, argv, ":m:n:u:vVp:w:k:d:t:U:h", longopts,
                             NULL)) != -1) {
+        if (out_option("gups", usage_text, c))
+            continue;
         name = (optarg != NULL) ? hop_opt_typed(c, argv, buf, sizeof(buf))
                                 : "";
         switch (c) {
@@ -513,7 +512,6 @@ static void parse(int argc, char **argv)
                 hop_fail("gups", usage_text, "%s %s: accepted 0 or a power "
                          "of two up to %d", name, optarg, PIPE_MAX);
             break;
-        case 'h': usage();
         default: hop_getopt_fail("gups", usage_text, c, argv, longopts);
         }
     }
@@ -598,7 +596,8 @@ int GUPS_MAIN(int argc, char **argv)
 
         if (!gv_rma_has_atomics()) {
             if (g.me == 0)
-                printf("gups: transport %s has no native remote atomics; "
+                fprintf(out_machine() ? stderr : stdout,
+                       "gups: transport %s has no native remote atomics; "
                        "--mode native needs one that has (gvinfo -t)\n",
                        gv_transport_name());
             gv_finalize();
@@ -627,7 +626,9 @@ int GUPS_MAIN(int argc, char **argv)
         per_rank = 1;
     total = per_rank * (uint64_t)g.P;
     start    = hpcc_starts((int64_t)(per_rank * (uint64_t)g.me));
-    if (g.me == 0) {
+    if (g.me == 0)
+        out_begin("gups", gv_transport_name(), g.P);
+    if ((g.me == 0) && !out_machine()) {
         printf("# gups transport=%s mode=%s ranks=%d table=2^%d words/rank "
                "(%zu MiB, %s pages) updates=%llu",
                gv_transport_name(), mode_names[opt.mode], g.P, opt.logn,
@@ -689,11 +690,30 @@ int GUPS_MAIN(int argc, char **argv)
                               GV_MAX) != GV_OK)
             gv_abort(1, "gups: the reduction of the queue high-water marks "
                      "failed");
-        if (g.me == 0)
+        if ((g.me == 0) && !out_machine())
             printf("# queued bytes max over ranks: %llu\n",
                    (unsigned long long)qmax);
     }
-    if (g.me == 0) {
+    if ((g.me == 0) && out_machine()) {
+        char cfg[64];
+
+        if (opt.verify && (g.nresults != (uint64_t)g.P))
+            gv_abort(1, "gups: %llu of %d ranks reported a result",
+                     (unsigned long long)g.nresults, g.P);
+        if (opt.verify && (opt.mode != MODE_NATIVE) &&
+            (g.tot_handled != done))
+            g.tot_bad++;
+        snprintf(cfg, sizeof(cfg), "mode=%s,log2=%d", mode_names[opt.mode],
+                 opt.logn);
+        out_row1("mups", cfg, -1, "Mupdates_per_s",
+                 (double)done / secs / 1e6);
+        out_row1("seconds", cfg, -1, "s", secs);
+        out_row1("updates", cfg, -1, "updates", (double)done);
+        if (opt.verify)
+            out_row1("errors", cfg, -1, "words",
+                     (double)(g.tot_errors + g.tot_bad));
+        out_end();
+    } else if (g.me == 0) {
         printf("# rank 0: update phase %.3f s wall, %.3f s cpu "
                "(%.1f ns cpu per update made or handled here)",
                secs, c1 - c0, (c1 - c0) * 1e9 / (double)mine / 2);
@@ -730,10 +750,13 @@ int GUPS_MAIN(int argc, char **argv)
             g.tot_bad++;
         }
         printf("gups transport=%s mode=%s ranks=%d updates=%llu "
-               "seconds=%.3f mups=%.2f errors=%lld\n",
+               "seconds=%.3f mups=%.2f errors=",
                gv_transport_name(), mode_names[opt.mode], g.P,
-               (unsigned long long)done, secs, (double)done / secs / 1e6,
-               opt.verify ? (long long)(g.tot_errors + g.tot_bad) : -1ll);
+               (unsigned long long)done, secs, (double)done / secs / 1e6);
+        if (opt.verify)
+            printf("%lld\n", (long long)(g.tot_errors + g.tot_bad));
+        else
+            printf("n/a\n");
         fflush(stdout);
     }
     gv_finalize();

@@ -24,6 +24,7 @@
 #include "tasking/task_internal.h"  /* gv__task_init, likewise */
 
 #include "hop.h"
+#include "out.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -105,15 +106,11 @@ static const char usage_text[] =
     "usage: gups_dsm [--log2 n] [--updates-per-word k] [--no-verify]\n"
     "  --log2 n   2^n table words per rank, 3..34 (default 22)\n"
     "  --updates-per-word k   updates = k * words in the table, 1..1024 (4)\n"
+    "  --no-verify              skip the verification (then errors=n/a)\n"
+    OUT_USAGE
     "GV_AMO=native uses the transport's remote atomics.\n"
     "The last line is: gups transport=T mode=dsm ranks=P updates=U "
     "seconds=S mups=X errors=E\n";
-
-static void __attribute__((noreturn)) usage(void)
-{
-    fputs(usage_text, stderr);
-    exit(2);
-}
 
 int main(int argc, char **argv)
 {
@@ -121,7 +118,7 @@ int main(int argc, char **argv)
         {"log2", required_argument, NULL, 'n'},
         {"updates-per-word", required_argument, NULL, 'u'},
         {"no-verify", no_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
+        OUT_LONGOPTS,
         {NULL, 0, NULL, 0}};
     gv_dsm_stats_t st;
     gv_status_t    status;
@@ -130,8 +127,11 @@ int main(int argc, char **argv)
     char           heap[32], name[64];
     int            c, me, P;
 
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
     while ((c = getopt_long(argc, argv, ":n:u:Vh", lo, NULL)) != -1) {
+        if (out_option("gups_dsm", usage_text, c))
+            continue;
         if (c == 'n')
             opt.logn = hop_arg_int("gups_dsm", usage_text,
                                    hop_opt_typed(c, argv, name, sizeof(name)),
@@ -143,8 +143,6 @@ int main(int argc, char **argv)
                 "updates per word");
         else if (c == 'V')
             opt.verify = 0;
-        else if (c == 'h')
-            usage();
         else
             hop_getopt_fail("gups_dsm", usage_text, c, argv, lo);
     }
@@ -169,13 +167,16 @@ int main(int argc, char **argv)
                      gv_status_str(status));
     }
     gv_broadcast(0, &job, sizeof(job));
-    if (me == 0) {
+    if (me == 0)
+        out_begin("gups_dsm", gv_transport_name(), P);
+    if ((me == 0) && !out_machine())
         printf("# gups transport=%s mode=dsm amo=%s ranks=%d table=2^%d "
                "words/rank (%llu MiB) block=%zu updates=%llu chunk=%d\n",
                gv_transport_name(),
                (gv__env.AMO == GV_AMO_NATIVE) ? "native" : "am", P, opt.logn,
                (unsigned long long)(8 * job.words / P >> 20),
                gv_global_block_size(), (unsigned long long)job.updates, CHUNK);
+    if (me == 0) {
         fflush(stdout);
         status = gv_forall(job.table, (int64_t)job.words, 8, 0, init_word,
                            NULL, 0, NULL);
@@ -210,7 +211,20 @@ int main(int argc, char **argv)
     if (gv_allreduce(&errs, 1, GV_UINT64, GV_SUM) != GV_OK)
         gv_abort(1, "gups_dsm: summing the errors over the ranks failed");
     gv_dsm_stats(&st);
-    if (me == 0) {
+    if ((me == 0) && out_machine()) {
+        char cfg[64];
+
+        snprintf(cfg, sizeof(cfg), "mode=%s,log2=%d",
+                 (gv__env.AMO == GV_AMO_NATIVE) ? "dsm-native" : "dsm",
+                 opt.logn);
+        out_row1("mups", cfg, -1, "Mupdates_per_s",
+                 (double)job.updates / secs / 1e6);
+        out_row1("seconds", cfg, -1, "s", secs);
+        out_row1("updates", cfg, -1, "updates", (double)job.updates);
+        if (opt.verify)
+            out_row1("errors", cfg, -1, "words", (double)errs);
+        out_end();
+    } else if (me == 0) {
         printf("# rank 0: %llu adds local, %llu sent in %llu packs, %llu "
                "native, %llu served\n", (unsigned long long)st.ops_local,
                (unsigned long long)(st.ops_remote),
@@ -218,11 +232,14 @@ int main(int argc, char **argv)
                (unsigned long long)st.ops_native,
                (unsigned long long)st.ops_served);
         printf("gups transport=%s mode=%s ranks=%d updates=%llu seconds=%.3f "
-               "mups=%.2f errors=%lld\n", gv_transport_name(),
+               "mups=%.2f errors=", gv_transport_name(),
                (gv__env.AMO == GV_AMO_NATIVE) ? "dsm-native" : "dsm", P,
                (unsigned long long)job.updates, secs,
-               (double)job.updates / secs / 1e6,
-               opt.verify ? (long long)errs : -1ll);
+               (double)job.updates / secs / 1e6);
+        if (opt.verify)
+            printf("%llu\n", (unsigned long long)errs);
+        else
+            printf("n/a\n");
         fflush(stdout);
     }
     gv_barrier();

@@ -11,6 +11,7 @@
 
 #include <grapevine.h>
 
+#include "core/env.h" /* gv__parse_size: sizes as the GV_* variables take */
 #include "stamp.h"
 
 #include <getopt.h>
@@ -44,9 +45,14 @@ typedef struct {
 
 #define HOP_FLAGS_MAX 8
 
-/* A usage error of tool @a prog: "<prog>: <why>" (unless @a why is NULL),
- * then the usage line, in one write, so that the ranks' lines do not
- * interleave; exit 2. */
+/* Set by perf/out.h's out_strip(): the tool takes --csv and --format too,
+ * and its usage line says so. */
+static int hop_out_options;
+
+/* The usage line of tool @a prog: "<prog>: <why>" first unless @a why is
+ * NULL, in one write, so that the ranks' lines do not interleave. A usage
+ * error (@a why given) goes to stderr and exits 2; -h (@a why NULL) to
+ * stdout, exit 0. */
 static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n,
                              const char *why)
 {
@@ -61,22 +67,28 @@ static inline void hop_usage(const char *prog, const hop_flag_t *flags, int n,
     snprintf(line + len, sizeof(line) - len, "usage: %s", prog);
     for (i = 0; i < n; i++) {
         len = strlen(line);
-        snprintf(line + len, sizeof(line) - len, " [-%c %s, %d..%d]",
-                 flags[i].letter, flags[i].what, flags[i].lo, flags[i].hi);
+        snprintf(line + len, sizeof(line) - len, " [-%c %s, %d..%d%s]",
+                 flags[i].letter, flags[i].what, flags[i].lo, flags[i].hi,
+                 (strcmp(flags[i].what, "bytes") == 0) ? ", or 64k, 1m" : "");
     }
-    fprintf(stderr, "%s\n", line);
-    exit(2);
+    len = strlen(line);
+    snprintf(line + len, sizeof(line) - len, "%s [-h]",
+             hop_out_options ? " [--csv | --format text|csv|json]" : "");
+    fprintf((why != NULL) ? stderr : stdout, "%s\n", line);
+    exit((why != NULL) ? 2 : 0);
 }
 
 /* Parse the @a n options of @a flags into @a val, in the order of @a flags;
- * an option not given keeps its default. An unknown option, a missing
- * value, a value that is not a number in the option's range, or any
- * argument that is not an option is a usage error naming it, e.g.
- * "hop_ofi: -s 9999999: accepted 0..4194304" (exit 2). */
+ * an option not given keeps its default. A value counting "bytes" takes a
+ * k, m or g suffix as the GV_* variables do (64k, 1m). -h or --help
+ * prints the usage line on stdout and exits 0. An unknown option, a missing value, a value
+ * that is not a number in the option's range, or any argument that is not
+ * an option is a usage error naming it, e.g. "hop_ofi: -s 9999999:
+ * accepted 0..4194304" (exit 2). */
 static inline void hop_parse(const char *prog, int argc, char **argv,
                              const hop_flag_t *flags, int n, int *val)
 {
-    char  optstring[2 * HOP_FLAGS_MAX + 2], why[256], *end;
+    char  optstring[2 * HOP_FLAGS_MAX + 3], why[256], *end;
     int   i, opt;
     long  v;
 
@@ -91,9 +103,15 @@ static inline void hop_parse(const char *prog, int argc, char **argv,
         optstring[2 * i + 2] = ':';
         val[i]               = flags[i].def;
     }
-    optstring[2 * n + 1] = '\0';
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            hop_usage(prog, flags, n, NULL);
+    optstring[2 * n + 1] = 'h';
+    optstring[2 * n + 2] = '\0';
     opterr = 0; /* our messages, not getopt's */
     while ((opt = getopt(argc, argv, optstring)) != -1) {
+        if (opt == 'h')
+            hop_usage(prog, flags, n, NULL);
         /* A known option, or the one whose value is missing (':'). */
         for (i = 0; (i < n) && (flags[i].letter != opt) &&
                     ((opt != ':') || (flags[i].letter != optopt)); i++)
@@ -107,11 +125,22 @@ static inline void hop_parse(const char *prog, int argc, char **argv,
                      optopt, flags[i].lo, flags[i].hi);
             hop_usage(prog, flags, n, why);
         }
-        v = strtol(optarg, &end, 10);
+        if (strcmp(flags[i].what, "bytes") == 0) {
+            uint64_t u;
+
+            v   = (gv__parse_size(optarg, &u) != GV_OK) || (u > INT32_MAX)
+                      ? -1 : (long)u;
+            end = optarg + strlen(optarg);
+        } else {
+            v = strtol(optarg, &end, 10);
+        }
         if ((*optarg == '\0') || (*end != '\0') || (v < flags[i].lo) ||
             (v > flags[i].hi)) {
-            snprintf(why, sizeof(why), "-%c %s: accepted %d..%d", opt,
-                     optarg, flags[i].lo, flags[i].hi);
+            snprintf(why, sizeof(why), "-%c %s: accepted %d..%d%s", opt,
+                     optarg, flags[i].lo, flags[i].hi,
+                     (strcmp(flags[i].what, "bytes") == 0)
+                         ? " bytes, digits with an optional k, m or g suffix"
+                         : "");
             hop_usage(prog, flags, n, why);
         }
         val[i] = (int)v;
@@ -276,13 +305,16 @@ static inline void hop_swap_addr(int peer, const void *addr, size_t len)
 }
 
 /* The start of a tool run with gvrun: the ping and address handlers
- * registered before gv_init, so that no message can beat a registration;
- * then the @a n options of @a flags into @a val (hop_parse); exactly 2
+ * registered before gv_init, so that no message can beat a registration,
+ * after the @a n options of @a flags into @a val (hop_parse); exactly 2
  * ranks. */
 static inline void hop_start_flags(const char *prog, int *argc, char ***argv,
                                    const hop_flag_t *flags, int n, int *val)
 {
     hop_prog = prog;
+    /* Before gv_init (which takes no arguments of ours), so that -h and
+     * a usage error end the process before it joins the job. */
+    hop_parse(prog, *argc, *argv, flags, n, val);
     if ((gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) ||
         (gv_am_register(hop_on_addr, NULL, &hop_addr_id) != GV_OK)) {
         fprintf(stderr, "%s: cannot register handlers\n", prog);
@@ -292,7 +324,6 @@ static inline void hop_start_flags(const char *prog, int *argc, char ***argv,
         fprintf(stderr, "%s: gv_init failed\n", prog);
         exit(1);
     }
-    hop_parse(prog, *argc, *argv, flags, n, val);
     if (gv_nranks() != 2)
         gv_abort(2, "%s needs exactly 2 ranks, got %d", prog, gv_nranks());
 }

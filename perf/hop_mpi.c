@@ -40,6 +40,7 @@
 #include <mpi.h>
 
 #include "hop.h"
+#include "out.h"
 #include "stamp.h"
 
 enum { WAY_GV, WAY_TEST, WAY_RECV, NWAYS };
@@ -59,6 +60,7 @@ int main(int argc, char **argv)
     stamp_span_t span;
 
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
+    out_strip("hop_mpi", &argc, argv);
     o = hop_options("hop_mpi", argc, argv);
     /* Before gv_init, so that no message can beat a registration. */
     if (gv_am_register(hop_on_ping, NULL, &hop_ping_id) != GV_OK) {
@@ -129,6 +131,11 @@ int main(int argc, char **argv)
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
+        out_begin("hop_mpi", gv_transport_name(), gv_nranks());
+        out_hop(o.size, rtt, n, NWAYS, ns_per_tick, way_names);
+        out_end();
+    }
+    if ((rank == 0) && !out_machine()) {
         printf("hop_mpi transport=%s bytes=%d gv_ns=%.1f test_ns=%.1f "
                "recv_ns=%.1f gv_over_recv=%.3f", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_TEST], out[WAY_RECV],

@@ -58,6 +58,7 @@
 #include <rdma/fi_errno.h>
 
 #include "hop.h"
+#include "out.h"
 #include "stamp.h"
 
 #define NAME_MAX_LEN      256
@@ -265,6 +266,7 @@ int main(int argc, char **argv)
     raw_t        r;
     int          ret;
 
+    out_strip("hop_ofi", &argc, argv);
     o = hop_start("hop_ofi", &argc, &argv);
     rank = gv_rank();
     peer = 1 - rank;
@@ -310,6 +312,11 @@ int main(int argc, char **argv)
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
+        out_begin("hop_ofi", gv_transport_name(), gv_nranks());
+        out_hop(o.size, rtt, n, NWAYS, ns_per_tick, way_names);
+        out_end();
+    }
+    if ((rank == 0) && !out_machine()) {
         printf("hop_ofi transport=%s provider=%s bytes=%d gv_ns=%.1f "
                "ofi_ns=%.1f gv_over_ofi=%.3f", gv_transport_name(),
                r.info->fabric_attr->prov_name, o.size, out[WAY_GV],

@@ -34,6 +34,7 @@
 #include <ucp/api/ucp.h>
 
 #include "hop.h"
+#include "out.h"
 #include "hop_ucp.h"
 #include "stamp.h"
 
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
     ucp_worker_h             worker;
     ucp_ep_h                 ep;
 
+    out_strip("hop_ucx", &argc, argv);
     o = hop_start("hop_ucx", &argc, &argv);
     rank = gv_rank();
     peer = 1 - rank;
@@ -97,6 +99,11 @@ int main(int argc, char **argv)
     ns_per_tick = stamp_span_rate(&span);
     if (rank == 0) {
         hop_results(rtt, n, NWAYS, ns_per_tick, out);
+        out_begin("hop_ucx", gv_transport_name(), gv_nranks());
+        out_hop(o.size, rtt, n, NWAYS, ns_per_tick, way_names);
+        out_end();
+    }
+    if ((rank == 0) && !out_machine()) {
         printf("hop_ucx transport=%s bytes=%d gv_ns=%.1f ucp_ns=%.1f "
                "gv_over_ucp=%.3f", gv_transport_name(), o.size,
                out[WAY_GV], out[WAY_UCP], out[WAY_GV] / out[WAY_UCP]);

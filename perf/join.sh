@@ -19,7 +19,8 @@
 #
 # Usage: perf/join.sh [--scales "16 17 18"] [--rows N] [--reps R]
 #                     [--out DIR] [--no-pg]
-#   --scales LIST  Kronecker scales (edge factor 16; default "16 17 18")
+#   --scales LIST  Kronecker scales (edge factor 16; default "16 17 18";
+#                  "" runs the generated join only)
 #   --rows N       NR = NS = N tuples of the generated join (default 10m;
 #                  k, m suffixes are powers of 1000)
 #   --reps R       repetitions (default 3)

@@ -30,9 +30,14 @@
 #include <unistd.h>
 
 #include "hop.h"
+#include "out.h"
 
 static const char usage_text[] =
-    "usage: lineping [-n round_trips, 1000..100000000 (200000)]\n";
+    "usage: lineping [-n round_trips, 1000..100000000 (200000)] "
+    "[--csv | --format F] [-h]\n"
+    OUT_USAGE
+    "  Text: the mean one-way time over the timed round trips. CSV/JSON:\n"
+    "  the one-way time of each of the 9 timed tenths (median, min, max).\n";
 
 static double now_ns(void)
 {
@@ -78,13 +83,17 @@ int main(int argc, char **argv)
     int               opt, cpu[2], k = 0, c, status;
     cpu_set_t         mine;
     volatile int64_t *w;
-    double            t0, t1;
+    double            t0, t1, tb, tenth[9];
     pid_t             child, parent;
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
 
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
-    while ((opt = getopt(argc, argv, ":n:")) != -1) {
+    while ((opt = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+        if (out_option("lineping", usage_text, opt))
+            continue;
         if (opt != 'n')
-            hop_getopt_fail("lineping", usage_text, opt, argv, NULL);
+            hop_getopt_fail("lineping", usage_text, opt, argv, longopts);
         n = (long)hop_arg_u64("lineping", usage_text, "-n", optarg, 1000,
                               100000000, "round trips");
     }
@@ -131,18 +140,30 @@ int main(int argc, char **argv)
         *w = v + 1;
         await(w, v + 2, child);
     }
-    t0 = now_ns();
-    for (; v < 2 * n; v += 2) {
-        *w = v + 1;
-        await(w, v + 2, child);
+    /* Then the other nine tenths (the last takes the remainder), each
+     * timed on its own. */
+    t0 = tb = now_ns();
+    for (k = 0; k < 9; k++) {
+        long end = (k == 8) ? 2 * n : v + 2 * (n / 10), from = v;
+
+        for (; v < end; v += 2) {
+            *w = v + 1;
+            await(w, v + 2, child);
+        }
+        t1       = now_ns();
+        tenth[k] = (t1 - tb) / (double)(v - from);
+        tb       = t1;
     }
-    t1 = now_ns();
     if ((waitpid(child, &status, 0) != child) || !WIFEXITED(status) ||
         (WEXITSTATUS(status) != 0)) {
         fprintf(stderr, "lineping: the other process failed\n");
         return 1;
     }
-    printf("lineping one_way_ns=%.0f\n",
-           (t1 - t0) / (double)(n - n / 10) / 2.0);
+    out_begin("lineping", "none", 1);
+    out_row("one_way", "cache_line", 64, "ns", tenth, 9);
+    out_end();
+    if (!out_machine())
+        printf("lineping one_way_ns=%.0f\n",
+               (t1 - t0) / (double)(n - n / 10) / 2.0);
     return 0;
 }

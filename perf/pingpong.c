@@ -13,8 +13,10 @@
 #include <grapevine.h>
 
 #include "hop.h"
+#include "out.h"
 #include "stamp.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,21 +49,16 @@ static void send_one(int dst, const void *buf, size_t size)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define PP_SIZE_MAX   (64u << 20) /* -S: the buffer */
 #define PP_REPS_MAX   64          /* -r: the bandwidth medians' room */
 #define PP_WINDOW_MAX 4096        /* -w: messages in flight per window */
 
-/* Every value is whole and in decimal digits (no k/m/g suffixes);
- * anything else is an error naming the option (hop_arg_*). */
+/* Sizes take k/m/g suffixes as the GV_* variables do (out_arg_size); the
+ * other values are whole decimal numbers; anything else is an error
+ * naming the option (hop_arg_*). */
 static const char usage_text[] =
     "usage: pingpong [-s min_bytes] [-S max_bytes] [-r repetitions] "
-    "[-w window] [-b]\n"
+    "[-w window] [-b] [--csv | --format text|csv|json] [-h]\n"
     "  -s  smallest message, 0..67108864 bytes (8); sizes double up to -S\n"
     "      (-s 0 measures empty messages only)\n"
     "  -S  largest message, -s..67108864 bytes (4194304)\n"
@@ -69,7 +66,10 @@ static const char usage_text[] =
     "  -w  bandwidth window, 1..4096 messages (64)\n"
     "  -b  latency with gv_am_send() + gv_flush() instead of "
     "gv_am_send_now()\n"
-    "  Values are decimal digits: 1048576, not 1m.\n";
+    OUT_USAGE
+    "  Sizes take k, m, g suffixes (64k, 1m). Text output: one line per\n"
+    "  size (median one-way latency, median bandwidth), then a summary\n"
+    "  line whose fields for sizes not measured read n/a.\n";
 
 int main(int argc, char **argv)
 {
@@ -77,17 +77,23 @@ int main(int argc, char **argv)
     int      reps = 7, window = 64, i, c;
     uint8_t *buf;
     double   lat8 = 0, bw1m = 0, lat;
+    int      have_lat8 = 0, have_bw1m = 0;
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
 
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
-    while ((c = getopt(argc, argv, ":s:S:r:w:b")) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:S:r:w:bh", longopts, NULL)) !=
+           -1) {
+        if (out_option("pingpong", usage_text, c))
+            continue;
         switch (c) {
         case 's':
-            min_size = hop_arg_u64("pingpong", usage_text, "-s", optarg, 0,
-                                   PP_SIZE_MAX, "bytes");
+            min_size = out_arg_size("pingpong", usage_text, "-s", optarg, 0,
+                                    PP_SIZE_MAX);
             break;
         case 'S':
-            max_size = hop_arg_u64("pingpong", usage_text, "-S", optarg, 0,
-                                   PP_SIZE_MAX, "bytes");
+            max_size = out_arg_size("pingpong", usage_text, "-S", optarg, 0,
+                                    PP_SIZE_MAX);
             break;
         case 'r':
             reps = hop_arg_int("pingpong", usage_text, "-r", optarg, 1,
@@ -98,7 +104,7 @@ int main(int argc, char **argv)
                                  PP_WINDOW_MAX, "messages");
             break;
         case 'b': buffered = 1; break;
-        default: hop_getopt_fail("pingpong", usage_text, c, argv, NULL);
+        default: hop_getopt_fail("pingpong", usage_text, c, argv, longopts);
         }
     }
     hop_no_operands("pingpong", usage_text, argc, argv);
@@ -122,6 +128,8 @@ int main(int argc, char **argv)
     }
     memset(buf, 0, max_size);
     if (gv_rank() == 0)
+        out_begin("pingpong", gv_transport_name(), gv_nranks());
+    if ((gv_rank() == 0) && !out_machine())
         printf("# pingpong transport=%s aggregate=%s latency send=%s\n"
                "# %10s %12s %12s\n",
                gv_transport_name(),
@@ -194,24 +202,43 @@ int main(int argc, char **argv)
                         ((gv_wtime() - t1) * 1e6);
             }
         }
-        qsort(rtt, (size_t)nrtt, sizeof(double), cmp_double);
-        qsort(bw, (size_t)reps, sizeof(double), cmp_double);
-        lat = (nrtt > 0) ? rtt[nrtt / 2] / 2 : 0;
-        free(rtt);
+        /* One-way latency: half of each round trip. */
+        for (i = 0; i < nrtt; i++)
+            rtt[i] /= 2;
+        qsort(rtt, (size_t)nrtt, sizeof(double), hop_cmp_double);
+        qsort(bw, (size_t)reps, sizeof(double), hop_cmp_double);
+        lat = (nrtt > 0) ? rtt[nrtt / 2] : 0;
         if (gv_rank() == 0) {
-            printf("  %10zu %12.3f %12.1f\n", size, lat, bw[reps / 2]);
+            char cfg[32];
+
+            snprintf(cfg, sizeof(cfg), "window=%d", window);
+            out_row("lat", buffered ? "send+flush" : "send_now",
+                    (long long)size, "us", rtt, nrtt);
+            out_row("bw", cfg, (long long)size, "MBps", bw, reps);
+            if (!out_machine())
+                printf("  %10zu %12.3f %12.1f\n", size, lat, bw[reps / 2]);
             fflush(stdout);
         }
-        if (size == 8)
-            lat8 = lat;
-        if (size == (1u << 20))
-            bw1m = bw[reps / 2];
+        free(rtt);
+        if ((size == 8) && (nrtt > 0)) {
+            lat8      = lat;
+            have_lat8 = 1;
+        }
+        if (size == (1u << 20)) {
+            bw1m      = bw[reps / 2];
+            have_bw1m = 1;
+        }
         if (size == 0)
             break;
     }
+    if ((gv_rank() == 0) && !out_machine()) {
+        printf("pingpong transport=%s", gv_transport_name());
+        out_kv("lat8_us", "%.3f", lat8, have_lat8);
+        out_kv("bw1m_MBps", "%.1f", bw1m, have_bw1m);
+        printf("\n");
+    }
     if (gv_rank() == 0)
-        printf("pingpong transport=%s lat8_us=%.3f bw1m_MBps=%.1f\n",
-               gv_transport_name(), lat8, bw1m);
+        out_end();
     free(buf);
     gv_finalize();
     return 0;

@@ -10,6 +10,7 @@
 #include <grapevine.h>
 
 #include "hop.h"
+#include "out.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -49,19 +50,14 @@ static int arrived_at_least(void *arg)
     return arrived >= *(uint64_t *)arg;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 #define PUTBW_SIZE_MAX   (1u << 30) /* -s, -S */
 #define PUTBW_REPS_MAX   64         /* -r: the medians' room */
 #define PUTBW_WINDOW_MAX 4096       /* -w */
 #define PUTBW_MSGS_MAX   (1ull << 40) /* --am8 -n */
 
-/* Every value is in decimal digits (no k/m/g suffixes); anything else, or
- * an option the chosen test does not take, is an error naming it. */
+/* Sizes take k/m/g suffixes as the GV_* variables do, the other values
+ * are decimal; anything else, or an option the chosen test does not take,
+ * is an error naming it. */
 static char usage_text[2048];
 
 static void usage_init(void)
@@ -79,16 +75,11 @@ static void usage_init(void)
         "  --am8: rank 0 sends n (4M) 8-byte active messages to rank 1 and\n"
         "       waits for rank 1 to have handled them all.\n"
         "  -s 1..%u bytes (8), -S -s..%u bytes (1048576), -r 1..%d,\n"
-        "  -w 1..%d (64), -t 0.001..60, -n 1..%llu (4194304); values are\n"
-        "  decimal digits: 1048576, not 1m.\n",
+        "  -w 1..%d (64), -t 0.001..60, -n 1..%llu (4194304); sizes take\n"
+        "  k, m, g suffixes (64k, 1m).\n"
+        OUT_USAGE,
         PUTBW_NO_PUT_EXIT, PUTBW_SIZE_MAX, PUTBW_SIZE_MAX, PUTBW_REPS_MAX,
         PUTBW_WINDOW_MAX, (unsigned long long)PUTBW_MSGS_MAX);
-}
-
-static void __attribute__((noreturn)) usage(void)
-{
-    fputs(usage_text, stderr);
-    exit(2);
 }
 
 static double run_put(uint64_t src, uint64_t dst, size_t size, int window,
@@ -159,6 +150,7 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
     size_t   size;
     double   bw[PUTBW_REPS_MAX], us[PUTBW_REPS_MAX];
     double   bw8 = 0, bw1m = 0;
+    int      have_bw8 = 0, have_bw1m = 0;
 
     if (am) {
         am_buf = calloc(1, max_size);
@@ -166,8 +158,9 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
             gv_abort(1, "putbw: out of memory");
     } else if (!gv_rma_has_put_get()) {
         if (gv_rank() == 0)
-            printf("putbw: transport %s has no native put\n",
-                   gv_transport_name());
+            fprintf(out_machine() ? stderr : stdout,
+                    "putbw: transport %s has no native put\n",
+                    gv_transport_name());
         return PUTBW_NO_PUT_EXIT;
     } else {
         if ((gv_sym_alloc(max_size, 4096, &src) != GV_OK) ||
@@ -177,6 +170,8 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
         memset(gv_sym_ptr(src), 0x5a, max_size);
     }
     if (gv_rank() == 0)
+        out_begin(am ? "ambw" : "putbw", gv_transport_name(), gv_nranks());
+    if ((gv_rank() == 0) && !out_machine())
         printf("# %s transport=%s window=%d\n# %10s %10s %12s %14s %12s\n",
                am ? "ambw" : "putbw", gv_transport_name(), window, "bytes",
                "iters", "usec_per_op", "ops_per_sec", "bw_MBps");
@@ -201,21 +196,36 @@ static int sweep(int am, size_t min_size, size_t max_size, int reps,
         }
         gv_barrier();
         if (gv_rank() == 0) {
-            qsort(bw, (size_t)reps, sizeof(double), cmp_double);
-            qsort(us, (size_t)reps, sizeof(double), cmp_double);
-            printf("  %10zu %10llu %12.3f %14.0f %12.1f\n", size,
-                   (unsigned long long)ops, us[reps / 2], 1e6 / us[reps / 2],
-                   bw[reps / 2]);
+            qsort(bw, (size_t)reps, sizeof(double), hop_cmp_double);
+            qsort(us, (size_t)reps, sizeof(double), hop_cmp_double);
+            char cfg[32];
+
+            snprintf(cfg, sizeof(cfg), "window=%d", window);
+            out_row("op_time", cfg, (long long)size, "us", us, reps);
+            out_row("bw", cfg, (long long)size, "MBps", bw, reps);
+            if (!out_machine())
+                printf("  %10zu %10llu %12.3f %14.0f %12.1f\n", size,
+                       (unsigned long long)ops, us[reps / 2],
+                       1e6 / us[reps / 2], bw[reps / 2]);
             fflush(stdout);
-            if (size == 8)
-                bw8 = bw[reps / 2];
-            if (size == (1u << 20))
-                bw1m = bw[reps / 2];
+            if (size == 8) {
+                bw8      = bw[reps / 2];
+                have_bw8 = 1;
+            }
+            if (size == (1u << 20)) {
+                bw1m      = bw[reps / 2];
+                have_bw1m = 1;
+            }
         }
     }
+    if ((gv_rank() == 0) && !out_machine()) {
+        printf("%s transport=%s", am ? "ambw" : "putbw", gv_transport_name());
+        out_kv("bw8_MBps", "%.1f", bw8, have_bw8);
+        out_kv("bw1m_MBps", "%.1f", bw1m, have_bw1m);
+        printf("\n");
+    }
     if (gv_rank() == 0)
-        printf("%s transport=%s bw8_MBps=%.1f bw1m_MBps=%.1f\n",
-               am ? "ambw" : "putbw", gv_transport_name(), bw8, bw1m);
+        out_end();
     free(am_buf);
     return 0;
 }
@@ -227,6 +237,8 @@ static int am8(uint64_t n, int reps)
     int      r;
 
     if (gv_rank() == 0)
+        out_begin("am8", gv_transport_name(), gv_nranks());
+    if ((gv_rank() == 0) && !out_machine())
         printf("# am8 transport=%s messages=%llu\n", gv_transport_name(),
                (unsigned long long)n);
     for (r = 0; r < reps; r++) {
@@ -255,11 +267,17 @@ static int am8(uint64_t n, int reps)
     }
     gv_barrier();
     if (gv_rank() == 0) {
-        qsort(rate, (size_t)reps, sizeof(double), cmp_double);
-        printf("am8 transport=%s messages=%llu mmsgs_per_s=%.2f "
+        char cfg[48];
+
+        for (r = 0; r < reps; r++)
+            rate[r] /= 1e6;
+        snprintf(cfg, sizeof(cfg), "messages=%llu", (unsigned long long)n);
+        out_row("rate", cfg, 8, "Mmsgs_per_s", rate, reps);
+        out_end();
+        if (!out_machine())
+            printf("am8 transport=%s messages=%llu mmsgs_per_s=%.2f "
                "payload_MBps=%.1f\n", gv_transport_name(),
-               (unsigned long long)n, rate[reps / 2] / 1e6,
-               rate[reps / 2] * 8 / 1e6);
+               (unsigned long long)n, rate[reps / 2], rate[reps / 2] * 8);
     }
     return 0;
 }
@@ -269,7 +287,7 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"am8", no_argument, NULL, 'a'},
         {"am", no_argument, NULL, 'A'},
-        {"help", no_argument, NULL, 'h'},
+        OUT_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
     size_t   min_size = 8, max_size = 1u << 20;
@@ -280,20 +298,23 @@ int main(int argc, char **argv)
     const char *sweep_opt = NULL; /* an option --am8 does not take */
 
     usage_init();
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
     while ((c = getopt_long(argc, argv, ":s:S:r:w:t:n:h", longopts, NULL)) !=
            -1) {
+        if (out_option("putbw", usage_text, c))
+            continue;
         switch (c) {
         case 'a': do_am8 = 1; break;
         case 'A': do_am = 1; break;
         case 's':
-            min_size = hop_arg_u64("putbw", usage_text, "-s", optarg, 1,
-                                   PUTBW_SIZE_MAX, "bytes");
+            min_size = out_arg_size("putbw", usage_text, "-s", optarg, 1,
+                                    PUTBW_SIZE_MAX);
             sweep_opt = "-s";
             break;
         case 'S':
-            max_size = hop_arg_u64("putbw", usage_text, "-S", optarg, 1,
-                                   PUTBW_SIZE_MAX, "bytes");
+            max_size = out_arg_size("putbw", usage_text, "-S", optarg, 1,
+                                    PUTBW_SIZE_MAX);
             sweep_opt = "-S";
             break;
         case 'r':
@@ -315,7 +336,6 @@ int main(int argc, char **argv)
                             PUTBW_MSGS_MAX, "messages");
             n_given = 1;
             break;
-        case 'h': usage();
         default: hop_getopt_fail("putbw", usage_text, c, argv, longopts);
         }
     }

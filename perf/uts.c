@@ -31,6 +31,7 @@
 #include "tasking/task_internal.h"
 
 #include "hop.h"
+#include "out.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -175,12 +176,15 @@ static const char usage_text[] =
     "  -r  root seed, 0..18446744073709551615 (8 for t1, 12 for t3)\n"
     "  -s  t1 depth / t3 root children, 1..1000000 (10 and 2000)\n"
     "  -n  repetitions, 1..1000; the best is reported (3)\n"
-    "  Values are decimal digits.\n";
+    OUT_USAGE
+    "  Values are decimal digits. CSV/JSON: nodes per second of each tree,\n"
+    "  median, minimum and maximum of the repetitions.\n";
 static uint64_t seed[4] = {0, 8, 0, 12}; /* by tree: sizable trees */
 
 static void run_tree(int kind)
 {
-    double best = 0, best_s = 0;
+    double best = 0, best_s = 0, rate[1000];
+    char   cfg[64];
     int    rep;
 
     for (rep = 0; rep < reps; rep++) {
@@ -197,11 +201,17 @@ static void run_tree(int kind)
         gv_finish_end(&f);
         t1 = gv_wtime();
         gather();
+        rate[rep] = (double)total.nodes / (t1 - t0);
         if ((double)total.nodes / (t1 - t0) > best) {
             best   = (double)total.nodes / (t1 - t0);
             best_s = t1 - t0;
         }
     }
+    snprintf(cfg, sizeof(cfg), "tree=t%d,nodes=%llu,granularity=%d", kind,
+             (unsigned long long)total.nodes, granularity);
+    out_row("nodes_per_s", cfg, -1, "nodes_per_s", rate, reps);
+    if (out_machine())
+        return;
     /* The best of the repetitions: the machine is shared. */
     printf("uts tree=t%d ranks=%d nodes=%llu leaves=%llu depth=%u reps=%d "
            "seconds=%.3f nodes_per_sec=%.0f\n", kind, gv_nranks(),
@@ -213,18 +223,25 @@ static void run_tree(int kind)
 static void uts_main(void *p)
 {
     (void)p;
+    out_begin("uts", gv_transport_name(), gv_nranks());
     if (want_t1)
         run_tree(TREE_T1);
     if (want_t3)
         run_tree(TREE_T3);
+    out_end();
 }
 
 int main(int argc, char **argv)
 {
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
     int opt, scale = 0;
 
+    out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
-    while ((opt = getopt(argc, argv, ":t:g:r:s:n:")) != -1) {
+    while ((opt = getopt_long(argc, argv, ":t:g:r:s:n:h", longopts, NULL)) !=
+           -1) {
+        if (out_option("uts", usage_text, opt))
+            continue;
         switch (opt) {
         case 't':
             want_t1 = (strcmp(optarg, "t1") == 0) || (strcmp(optarg, "all") == 0);
@@ -249,7 +266,7 @@ int main(int argc, char **argv)
             scale = hop_arg_int("uts", usage_text, "-s", optarg, 1, 1000000,
                                 "as t1 depth or t3 root children");
             break;
-        default: hop_getopt_fail("uts", usage_text, opt, argv, NULL);
+        default: hop_getopt_fail("uts", usage_text, opt, argv, longopts);
         }
     }
     hop_no_operands("uts", usage_text, argc, argv);

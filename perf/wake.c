@@ -2,7 +2,7 @@
  * in its own epoll_wait on gv_wait_fd(), against one that polls
  * gv_progress(), and what the sleeping rank costs while idle.
  *
- *   gvrun -n 2 build/perf/wake [-n ITERS] [-g GAP_US] [-i IDLE_MS]
+ *   gvrun -n 2 build/perf/wake [-n ITERS] [-g GAP_US] [-i IDLE_MS] [--csv]
  *
  * Rank 0 sends a stamped message after a gap (long enough for rank 1 to
  * fall asleep), rank 1 notes the one-way delay when its handler runs (both
@@ -14,6 +14,8 @@
  * SPDX-License-Identifier: BSD-3-Clause */
 #define _GNU_SOURCE
 #include <grapevine.h>
+
+#include "out.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -99,9 +101,20 @@ static void poll_for(volatile uint64_t *counter, uint64_t want)
 
 static void report(const char *what, uint64_t *d, size_t n, double base)
 {
-    double med, p99;
+    double med, p99, *us = malloc(sizeof(double) * (n ? n : 1));
+    char   cfg[32];
+    size_t i;
 
     qsort(d, n, sizeof(*d), cmp_u64);
+    if (us == NULL)
+        gv_abort(1, "wake: out of memory");
+    for (i = 0; i < n; i++)
+        us[i] = (double)d[i] / 1e3;
+    snprintf(cfg, sizeof(cfg), "path=%s", what);
+    out_row("delay", cfg, 8, "us", us, (int)n);
+    free(us);
+    if (out_machine())
+        return;
     med = d[n / 2] / 1e3;
     p99 = d[(n * 99) / 100] / 1e3;
     printf("%-5s %-4s %6zu samples: median %8.1f us  p99 %8.1f us", 
@@ -121,21 +134,37 @@ int main(int argc, char **argv)
     gv_status_t        st;
     int                fd, ep, c, i;
 
-    while ((c = getopt(argc, argv, "n:g:i:")) != -1) {
+    static const struct option longopts[] = {OUT_LONGOPTS, {NULL, 0, NULL, 0}};
+    static const char          usage_text[] =
+        "usage: wake [-n ITERS] [-g GAP_US] [-i IDLE_MS] [--csv | --format "
+        "F] [-h]\n"
+        "  -n  messages, 32..10000000 (400), half on each path\n"
+        "  -g  gap before each message, 0..10000000 us (2000)\n"
+        "  -i  idle time asleep on the fd at the end, 0..600000 ms (2000)\n"
+        OUT_USAGE;
+
+    out_args(argc, argv);
+    opterr = 0; /* our messages, not getopt's */
+    while ((c = getopt_long(argc, argv, ":n:g:i:h", longopts, NULL)) != -1) {
+        if (out_option("wake", usage_text, c))
+            continue;
         switch (c) {
-        case 'n': iters = atol(optarg); break;
-        case 'g': gap_us = atol(optarg); break;
-        case 'i': idle_ms = atol(optarg); break;
-        default:
-            fprintf(stderr, "usage: wake [-n ITERS] [-g GAP_US] [-i IDLE_MS]\n");
-            return 1;
+        case 'n':
+            iters = hop_arg_int("wake", usage_text, "-n", optarg, 2 * BLOCK,
+                                10000000, "messages");
+            break;
+        case 'g':
+            gap_us = hop_arg_int("wake", usage_text, "-g", optarg, 0,
+                                 10000000, "microseconds");
+            break;
+        case 'i':
+            idle_ms = hop_arg_int("wake", usage_text, "-i", optarg, 0,
+                                  600000, "milliseconds");
+            break;
+        default: hop_getopt_fail("wake", usage_text, c, argv, longopts);
         }
     }
-    if ((iters < BLOCK * 2) || (gap_us < 0) || (idle_ms < 0)) {
-        fprintf(stderr, "wake: -n must be at least %d, -g and -i not "
-                "negative\n", 2 * BLOCK);
-        return 1;
-    }
+    hop_no_operands("wake", usage_text, argc, argv);
     gv_init_opts_default(&o);
     st = gv_init_opts(&o);
     if (st != GV_OK) {
@@ -154,7 +183,8 @@ int main(int argc, char **argv)
     st = gv_wait_fd(&fd);
     if (st != GV_OK) {
         if (gv_rank() == 0)
-            printf("%-5s no descriptor to sleep on (%s)\n",
+            fprintf(out_machine() ? stderr : stdout,
+                   "%-5s no descriptor to sleep on (%s)\n",
                    gv_transport_name(), gv_status_str(st));
         gv_finalize();
         return 0;
@@ -201,10 +231,15 @@ int main(int argc, char **argv)
         cpu  = cpu_s() - c0;
         wall = gv_wtime() - w0;
         qsort(delay[PATH_POLL], nd[PATH_POLL], 8, cmp_u64);
+        out_begin("wake", gv_transport_name(), gv_nranks());
         report("poll", delay[PATH_POLL], nd[PATH_POLL], 0);
         report("fd", delay[PATH_FD], nd[PATH_FD],
                delay[PATH_POLL][nd[PATH_POLL] / 2] / 1e3);
-        printf("%-5s idle %.0f ms asleep on the fd: %.3f ms CPU, %.3f%% of "
+        out_row1("idle_cpu", "path=fd", -1, "percent_of_core",
+                 100.0 * cpu / wall);
+        out_end();
+        if (!out_machine())
+            printf("%-5s idle %.0f ms asleep on the fd: %.3f ms CPU, %.3f%% of "
                "a core\n", gv_transport_name(), wall * 1e3, cpu * 1e3,
                100.0 * cpu / wall);
     }

@@ -165,6 +165,7 @@ static gv_status_t init(const gv_init_opts_t *opts)
     gv__ctx.layers       = opts->layers;
     gv__wait_init(boot);
     gv__failures_init(boot->size);
+    gv__fd_start();
 
     memset(&params, 0, sizeof(params));
     params.heap_size = (opts->layers >= GV_LAYERS_HEAP) ? gv__env.HEAP : 0;

@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential pkg-config libhwloc-dev libcriterion-dev clang
 libucx-dev ucx-utils libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
-libpmix-dev libboost-context-dev hpcc gnuplot-nox libgraphblas-dev
+libpmix-dev libboost-context-dev hpcc gnuplot-nox libgraphblas-dev doxygen
 postgresql"
 missing=""
 for p in $PKGS; do

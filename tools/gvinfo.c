@@ -243,7 +243,9 @@ int main(int argc, char **argv)
         print_transports();
         printf("aggregator: a sender outside handlers holds at most "
                "(GV_AGG_CREDITS + 1) x GV_AGG_BYTES = %llu bytes per "
-               "destination\n",
+               "destination, beyond what the transport copies into buffers "
+               "it bounds itself (GV_TCP_SENDQ, GV_SHM_RING, GV_MPI_SENDS, "
+               "the libraries' pools)\n",
                (unsigned long long)((gv__env.AGG_CREDITS + 1) *
                                     gv__env.AGG_BYTES));
         if (ranks > 0)

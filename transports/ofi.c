@@ -182,6 +182,7 @@
  */
 #include "transports/ofi.h"
 #include "transports/transport.h"
+#include "transports/loopback.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -2133,6 +2134,22 @@ static gv_status_t choose_provider(ofi_t *o, gv_tl_t *tl)
     size_t       try;
     int          ret = -FI_ENODATA;
 
+    /* A job on one node: libfabric's tcp (under rxm) and sockets listen
+     * on loopback only, unless the user chose an interface. They read
+     * these variables when the first fi_getinfo loads them, below. */
+    {
+        static const char *const ifvars[] = {"FI_TCP_IFACE",
+                                             "FI_SOCKETS_IFACE"};
+        char   lo[IFNAMSIZ];
+        size_t v;
+
+        if (gv__tl_loopback_name(tl->boot, lo, sizeof(lo)))
+            for (v = 0; v < sizeof(ifvars) / sizeof(ifvars[0]); v++)
+                if ((getenv(ifvars[v]) == NULL) &&
+                    (setenv(ifvars[v], lo, 0) == 0))
+                    gv_debug("ofi: one node: %s=%s (set it to choose)",
+                             ifvars[v], lo);
+    }
     /* Every step first with send-after-send ordering, which spares the
      * reorder stage most of its work, then (a provider that cannot promise
      * it) without: the sequence numbers restore the order either way. Each
@@ -2467,6 +2484,84 @@ out:
     return status;
 }
 
+/* Providers that connect on demand (rxm over tcp or verbs, tcp's own RDM
+ * endpoint, sockets) connect a pair of ranks when the first frame goes
+ * either way, and two ranks that send to each other first at once race:
+ * libfabric 1.17's rxm settles simultaneous connection requests by
+ * comparing addresses on each side, and when the connection events reach
+ * one side out of order it closes the connection its peer kept and keeps
+ * one the peer dropped (ofiwg/libfabric#7396, #9052): both ranks then sit
+ * in fi_sendv retrying EAGAIN for ever (a 4-rank GUPS in 3 of 42 launches).
+ * So the pairs connect one way only, before any rank sends anything else:
+ * every rank sends a header-only frame (delivered as nothing, as a bye) to
+ * every higher rank, which connects the pair from the lower side, and
+ * waits until each lower rank's frame arrived, which means that pair's
+ * connection is up and the way back uses it. Bounded by GV_TIMEOUT_S. */
+static int connects_on_demand(const ofi_t *o)
+{
+    const char *p = prov_name(o);
+
+    return (strstr(p, "ofi_rxm") != NULL) || (strcmp(p, "tcp") == 0) ||
+           (strcmp(p, "sockets") == 0);
+}
+
+static gv_status_t wire_up(gv_tl_t *tl)
+{
+    ofi_t   *o        = tl->priv;
+    uint64_t deadline = gv__now_ns() + gv__timeout_ns();
+    int      r, missing;
+    ssize_t  ret;
+
+    if (!connects_on_demand(o))
+        return GV_OK;
+    for (r = tl->rank + 1; r < tl->size; r++) {
+        ofi_peer_t *p = &o->peers[r];
+        ofi_op_t   *op;
+
+        while ((op = op_get(o, OFI_CTX_SEND, r, NULL)) == NULL) {
+            ofi_progress(tl);
+            if (gv__now_ns() > deadline)
+                goto late;
+        }
+        wire_hdr(tl, op->wire, p->tx_seq, 0);
+        for (;;) {
+            ret = fi_send(o->ep, op->wire, OFI_WIRE_HDR, o->pool_desc,
+                          p->addr, &op->ctx.fctx);
+            if (ret != -FI_EAGAIN)
+                break;
+            ofi_progress(tl);
+            if (gv__now_ns() > deadline) {
+                op_put(o, op);
+                goto late;
+            }
+        }
+        if (ret != 0) {
+            op_put(o, op);
+            ofi_why("ofi: provider %s: connecting to rank %d failed: %s",
+                    prov_name(o), r, fi_strerror((int)-ret));
+            return GV_ERR_IO;
+        }
+        p->tx_seq++;
+        o->n_tx++;
+    }
+    for (;;) {
+        missing = -1;
+        for (r = 0; (r < tl->rank) && (missing < 0); r++)
+            if (o->peers[r].rx_seq == 0)
+                missing = r;
+        if (missing < 0)
+            return GV_OK;
+        ofi_progress(tl);
+        if (gv__now_ns() > deadline)
+            break;
+    }
+late:
+    ofi_why("ofi: provider %s: connections between the ranks were not all "
+            "up after %llu s (GV_TIMEOUT_S)", prov_name(o),
+            (unsigned long long)gv__env.TIMEOUT_S);
+    return GV_ERR_TIMEOUT;
+}
+
 static void ofi_free(ofi_t *o)
 {
     ofi_teardown(o);
@@ -2616,6 +2711,9 @@ static gv_status_t ofi_init(gv_tl_t *tl)
         }
     }
     status = exchange(o, tl);
+    if (status != GV_OK)
+        goto err;
+    status = wire_up(tl);
     if (status != GV_OK)
         goto err;
     for (i = 0; i < GV_TL_AMO_LAST; i++)

@@ -3,8 +3,11 @@
  *
  * Setup. One UCP context (features AM, RMA, AMO64 and, when UCX can, WAKEUP)
  * and one single-threaded worker. UCX reads its own variables (UCX_TLS,
- * UCX_NET_DEVICES, UCX_RNDV_THRESH, ...) through ucp_config_read(); we never
- * touch them. The symmetric heap comes from ucp_mem_map(ALLOCATE), so that
+ * UCX_NET_DEVICES, UCX_RNDV_THRESH, ...) through ucp_config_read(); we
+ * touch one: a job whose ranks are all on this node gets NET_DEVICES set
+ * to the loopback interface unless the user set UCX_NET_DEVICES, so that
+ * UCX's tcp listens on nothing a stranger beyond the machine can reach
+ * (transports/loopback.h). The symmetric heap comes from ucp_mem_map(ALLOCATE), so that
  * UCX places it where its transports reach it best (System V or POSIX
  * shared memory first: peers on the node then run CPU atomics on it). Worker
  * addresses, heap bases and packed rkeys go through the bootstrap in two
@@ -76,6 +79,7 @@
  */
 #define _GNU_SOURCE /* ppoll */
 #include "transports/transport.h"
+#include "transports/loopback.h"
 
 #include <ucp/api/ucp.h>
 #include <ucs/debug/log_def.h>
@@ -1503,6 +1507,21 @@ static gv_status_t ucx_context_open(ucx_tl_t *ux)
     if (s != UCS_OK) {
         gv_info("ucx: ucp_config_read: %s", ucs_status_string(s));
         return ucx_status(s);
+    }
+    {
+        const char *nd = getenv("UCX_NET_DEVICES");
+        char        lo[IFNAMSIZ];
+
+        if (((nd == NULL) || (nd[0] == '\0')) &&
+            gv__tl_loopback_name(tl->boot, lo, sizeof(lo))) {
+            s = ucp_config_modify(config, "NET_DEVICES", lo);
+            if (s != UCS_OK)
+                gv_info("ucx: NET_DEVICES=%s: %s", lo,
+                        ucs_status_string(s));
+            else
+                gv_debug("ucx: one node: network devices limited to %s "
+                         "(set UCX_NET_DEVICES to choose)", lo);
+        }
     }
     memset(&params, 0, sizeof(params));
     params.field_mask        = UCP_PARAM_FIELD_FEATURES |

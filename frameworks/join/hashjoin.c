@@ -2,12 +2,25 @@
  * whose parts live at the homes of their keys, built and probed by
  * batches of tuples. SPDX-License-Identifier: BSD-3-Clause
  *
- * A job holds, on every rank, up to two local tables (a multimap from an
- * int64 key to rows, or a set of keys) and one outgoing batch per
- * destination. A batch is one active message: {job id} then records
- * {op, payload}, the payload's size fixed by the op. Handlers may append
- * records themselves (a wedge probes the closing edge), so a phase ends
- * with rounds of flush + gv_barrier() until no handler appended anything.
+ * A job holds, on every rank, a multimap from an int64 key to rows, a set
+ * of keys and a counter per key, and one outgoing batch per destination
+ * (this rank's own too: its records run here when it is flushed). A
+ * batch is {job id} then records {op, payload}, the payload's size fixed
+ * by the op; another rank's batch is one active message. Handlers may
+ * append records themselves (an edge's orientation goes on to the other
+ * endpoint: one record for one), so a phase ends with rounds of flush +
+ * gv_barrier() until no handler appended. A record that fans out (an
+ * edge meeting the edges of its head, each a wedge to check) is only kept
+ * by its handler and expanded afterwards by the worker, so that what it
+ * sends is flow-controlled like any other send from a worker.
+ *
+ * The multimap is built in two steps: the build tuples are appended to a
+ * flat array as they arrive (no table yet), then mt_finish() makes, in
+ * one pass with prefetching, an open-addressing table of the distinct
+ * keys (key and count side by side) sized for them, and lays each key's
+ * rows side by side. A count-only join ships and keeps only the keys and
+ * its table only the counts. A batch's records are run with the table
+ * slot of a record a few ahead prefetched.
  */
 #include "join/join.h"
 
@@ -16,27 +29,42 @@
 #define MAX_JOBS 16
 #define BATCH    (32 * 1024)
 #define PAIR_MAX ((int64_t)1 << 32)
+#define AHEAD    16 /* records prefetched ahead of the one being run */
 
 enum { OP_BUILD = 1, OP_PROBE, OP_SETADD, OP_WEDGE, OP_CHECK, OP_DEG,
        OP_ORIENT1, OP_ORIENT2, OP_LAST = OP_ORIENT2 };
 
-/* A local multimap: open addressing over keys; a key's rows are chained
- * (rows_t row i, next[i]). A set keeps no rows (head 0 for present). */
+/* A set of keys, or a counter per key: open addressing, head -1 empty
+ * (a set: 0 for present; a counter: the count). */
 typedef struct {
-    int64_t *keys, *head; /* head -1: empty slot */
+    int64_t *keys, *head;
     uint64_t cap, n;
+} kset_t;
+
+/* A slot of the multimap: a key and its number of rows (0: empty). */
+typedef struct {
+    int64_t key, cnt;
+} slot_t;
+
+/* The multimap: rows appended while building, then (mt_finish) a table
+ * of cap slots; a key's rows are rows start[s] .. start[s] + cnt - 1
+ * (start NULL and no rows when only counts are kept). */
+typedef struct {
     rows_t   rows;
-    int64_t *next;
-    int64_t  next_cap;
-    int64_t *cnt;         /* once compacted: a key's rows are rows
-                             head[s] .. head[s] + cnt[s] - 1 */
-} mmap_t;
+    int      kcol;   /* the key's column in a row */
+    slot_t  *slot;
+    int64_t *start;
+    uint64_t cap;
+} mtab_t;
 
 typedef struct {
     uint16_t id;
-    int      P, me, rw, sw, rcol, scol, emit;
-    mmap_t   t1, t2, deg; /* deg: a counter per key (in head) */
-    rows_t   out;        /* emitted join tuples */
+    int      P, me, rw, sw, rcol, scol, keep, emit;
+    int      bw, pw;   /* columns a build / probe record carries */
+    mtab_t   t1;
+    kset_t   t2, deg;
+    rows_t   out;      /* emitted join tuples */
+    rows_t   pend;     /* wedges to expand: (a, slot of b in t1) */
     int64_t  matches, wedges, pushed_in_handlers;
     uint8_t **buf;
     size_t   *len;
@@ -58,7 +86,7 @@ static inline int home_of(const job_t *j, int64_t k)
     return (int)(((key_hash(k) >> 32) * (uint64_t)j->P) >> 32);
 }
 
-static void mm_init(mmap_t *m, int width)
+static void ks_init(kset_t *m)
 {
     memset(m, 0, sizeof(*m));
     m->cap  = 1024;
@@ -67,21 +95,17 @@ static void mm_init(mmap_t *m, int width)
     if ((m->keys == NULL) || (m->head == NULL))
         gv_abort(1, "join: out of local memory for a hash table");
     memset(m->head, 0xff, sizeof(int64_t) * m->cap);
-    m->rows.width = width;
 }
 
-static void mm_free(mmap_t *m)
+static void ks_free(kset_t *m)
 {
     free(m->keys);
     free(m->head);
-    free(m->rows.v);
-    free(m->next);
-    free(m->cnt);
     memset(m, 0, sizeof(*m));
 }
 
 /* Slot of @a k: present (head >= 0) or where it would go. */
-static inline uint64_t mm_slot(const mmap_t *m, int64_t k)
+static inline uint64_t ks_slot(const kset_t *m, int64_t k)
 {
     uint64_t i = key_hash(k) & (m->cap - 1);
 
@@ -90,9 +114,17 @@ static inline uint64_t mm_slot(const mmap_t *m, int64_t k)
     return i;
 }
 
-static void mm_grow(mmap_t *m)
+static inline void ks_prefetch(const kset_t *m, int64_t k)
 {
-    mmap_t   old = *m;
+    uint64_t i = key_hash(k) & (m->cap - 1);
+
+    __builtin_prefetch(m->keys + i);
+    __builtin_prefetch(m->head + i);
+}
+
+static void ks_grow(kset_t *m)
+{
+    kset_t   old = *m;
     uint64_t i, s;
 
     m->cap *= 2;
@@ -105,7 +137,7 @@ static void mm_grow(mmap_t *m)
     for (i = 0; i < old.cap; i++) {
         if (old.head[i] < 0)
             continue;
-        s          = mm_slot(m, old.keys[i]);
+        s          = ks_slot(m, old.keys[i]);
         m->keys[s] = old.keys[i];
         m->head[s] = old.head[i];
     }
@@ -113,84 +145,104 @@ static void mm_grow(mmap_t *m)
     free(old.head);
 }
 
-/* Add a row under @a k (a set: add @a k once). */
-static void mm_add(mmap_t *m, int64_t k, const int64_t *row)
+/* Add @a k to the set (once), or count one more of it (@a count). */
+static void ks_add(kset_t *m, int64_t k, int count)
 {
-    uint64_t s = mm_slot(m, k);
-    int64_t  r;
-
-    if (m->rows.width == 0) {
-        if (m->head[s] >= 0)
-            return;
-        m->keys[s] = k;
-        m->head[s] = 0;
-    } else {
-        r = m->rows.n;
-        rows_push(&m->rows, row);
-        if (m->next_cap < m->rows.cap) {
-            m->next_cap = m->rows.cap;
-            m->next = realloc(m->next, sizeof(int64_t) * (size_t)m->next_cap);
-            if (m->next == NULL)
-                gv_abort(1, "join: out of local memory for rows");
-        }
-        if (m->head[s] < 0) {
-            m->keys[s] = k;
-            m->next[r] = -1;
-        } else {
-            m->next[r] = m->head[s];
-        }
-        m->head[s] = r;
-        if (m->next[r] >= 0)
-            return;
-    }
-    if (++m->n * 10 > m->cap * 7)
-        mm_grow(m);
-}
-
-/* Lay each key's rows side by side (its chain in order), so that probes
- * read them from consecutive memory. No adds afterwards. */
-static void mm_compact(mmap_t *m)
-{
-    int64_t *nv, pos = 0, r;
-    uint64_t s;
-
-    m->cnt = calloc(m->cap, sizeof(int64_t));
-    nv     = malloc(sizeof(int64_t) * (size_t)(m->rows.n + 1) *
-                    (size_t)m->rows.width);
-    if ((m->cnt == NULL) || (nv == NULL))
-        gv_abort(1, "join: out of local memory for %lld rows",
-                 (long long)m->rows.n);
-    for (s = 0; s < m->cap; s++) {
-        int64_t start = pos;
-        if (m->head[s] < 0)
-            continue;
-        for (r = m->head[s]; r >= 0; r = m->next[r], pos++)
-            memcpy(nv + pos * m->rows.width, m->rows.v + r * m->rows.width,
-                   sizeof(int64_t) * (size_t)m->rows.width);
-        m->head[s] = start;
-        m->cnt[s]  = pos - start;
-    }
-    free(m->rows.v);
-    free(m->next);
-    m->next     = NULL;
-    m->next_cap = 0;
-    m->rows.v   = nv;
-    m->rows.cap = m->rows.n;
-}
-
-/* Count one more of @a k (a counter set: the count is in head). */
-static void mm_count(mmap_t *m, int64_t k)
-{
-    uint64_t s = mm_slot(m, k);
+    uint64_t s = ks_slot(m, k);
 
     if (m->head[s] >= 0) {
-        m->head[s]++;
+        m->head[s] += count;
         return;
     }
     m->keys[s] = k;
-    m->head[s] = 1;
+    m->head[s] = count;
     if (++m->n * 10 > m->cap * 7)
-        mm_grow(m);
+        ks_grow(m);
+}
+
+static void mt_free(mtab_t *m)
+{
+    free(m->rows.v);
+    free(m->slot);
+    free(m->start);
+    memset(m, 0, sizeof(*m));
+}
+
+static inline uint64_t mt_slot(const mtab_t *m, int64_t k)
+{
+    uint64_t i = key_hash(k) & (m->cap - 1);
+
+    while ((m->slot[i].cnt != 0) && (m->slot[i].key != k))
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static inline void mt_prefetch(const mtab_t *m, int64_t k)
+{
+    __builtin_prefetch(m->slot + (key_hash(k) & (m->cap - 1)));
+}
+
+/* Make the table of the appended rows (once, after they all came): one
+ * pass counts each key in a table of a power of two slots, at most 70%
+ * of them used even if every row's key is distinct, the slot of the row
+ * AHEAD further prefetched; then, keeping rows
+ * (@a keep), each key gets its place and its rows are laid there. */
+static void mt_finish(mtab_t *m, int keep)
+{
+    int64_t   n = m->rows.n, w = m->rows.width, i, pos = 0, *nv = NULL;
+    int64_t  *v = m->rows.v;
+    uint32_t *at = NULL;
+    uint64_t  s, mask;
+
+    m->cap = 16;
+    while (m->cap * 7 < 10 * (uint64_t)n)
+        m->cap *= 2;
+    if (keep && (m->cap > ((uint64_t)1 << 32)))
+        gv_abort(1, "join: %lld build tuples at one rank (at most 2^31: "
+                 "use more ranks)", (long long)n);
+    mask    = m->cap - 1;
+    m->slot = calloc(m->cap, sizeof(slot_t));
+    if (keep) {
+        at       = malloc(sizeof(uint32_t) * (size_t)(n + 1));
+        m->start = malloc(sizeof(int64_t) * m->cap);
+        nv       = malloc(sizeof(int64_t) * (size_t)(n + 1) * (size_t)w);
+    }
+    if ((m->slot == NULL) ||
+        (keep && ((at == NULL) || (m->start == NULL) || (nv == NULL))))
+        gv_abort(1, "join: out of local memory for a table of %lld rows",
+                 (long long)n);
+    for (i = 0; i < n; i++) {
+        int64_t k = v[i * w + m->kcol];
+        if (i + AHEAD < n)
+            mt_prefetch(m, v[(i + AHEAD) * w + m->kcol]);
+        s = key_hash(k) & mask;
+        while ((m->slot[s].cnt != 0) && (m->slot[s].key != k))
+            s = (s + 1) & mask;
+        m->slot[s].key = k;
+        m->slot[s].cnt++;
+        if (keep)
+            at[i] = (uint32_t)s;
+    }
+    if (keep) {
+        for (s = 0; s < m->cap; s++) {
+            m->start[s] = pos;
+            pos += m->slot[s].cnt;
+        }
+        for (i = 0; i < n; i++) {
+            if (i + AHEAD < n)
+                __builtin_prefetch(nv + m->start[at[i + AHEAD]] * w, 1);
+            memcpy(nv + m->start[at[i]]++ * w, v + i * w,
+                   sizeof(int64_t) * (size_t)w);
+        }
+        for (s = 0; s < m->cap; s++)
+            m->start[s] -= m->slot[s].cnt;
+        free(at);
+        m->rows.cap = n;
+    } else {
+        m->rows.n = m->rows.cap = 0;
+    }
+    free(v);
+    m->rows.v = nv;
 }
 
 /* The pair {a, b} as one key, the smaller id in the high half. */
@@ -204,8 +256,8 @@ static inline int64_t pair_key(int64_t a, int64_t b)
 static size_t payload_of(const job_t *j, int op)
 {
     switch (op) {
-    case OP_BUILD:  return 8 * (size_t)j->rw;
-    case OP_PROBE:  return 8 * (size_t)j->sw;
+    case OP_BUILD:  return 8 * (size_t)j->bw;
+    case OP_PROBE:  return 8 * (size_t)j->pw;
     case OP_WEDGE:
     case OP_ORIENT1: return 16;
     case OP_ORIENT2: return 24;
@@ -213,11 +265,13 @@ static size_t payload_of(const job_t *j, int op)
     }
 }
 
+static int run_batch(job_t *j, const uint8_t *p, const uint8_t *end);
+
 static void flush_to(job_t *j, int dst)
 {
     uint8_t    *p = j->buf[dst];
     size_t      n = j->len[dst];
-    gv_status_t status;
+    gv_status_t status = GV_OK;
 
     if (n <= 2)
         return;
@@ -226,26 +280,26 @@ static void flush_to(job_t *j, int dst)
         gv_abort(1, "join: out of local memory for a batch");
     memcpy(j->buf[dst], &j->id, 2);
     j->len[dst] = 2;
-    status = gv_am_send(dst, am_id, p, n);
+    if (dst == j->me) {
+        in_handler++;
+        (void)run_batch(j, p + 2, p + n);
+        in_handler--;
+    } else {
+        status = gv_am_send(dst, am_id, p, n);
+    }
     free(p);
     if (status != GV_OK)
         gv_abort(1, "join: cannot send tuples to rank %d: %s", dst,
                  gv_status_str(status));
 }
 
-static void run_op(job_t *j, int op, const uint8_t *pl);
-
-/* Send a record to rank @a dst, or run it here if that is this rank. */
+/* Append a record for rank @a dst (this rank too) to its batch. */
 static void push(job_t *j, int dst, int op, const void *payload)
 {
     size_t n = payload_of(j, op);
 
     if (in_handler)
         j->pushed_in_handlers++;
-    if (dst == j->me) {
-        run_op(j, op, payload);
-        return;
-    }
     /* Sending may run handlers that append to this batch too. */
     while (j->len[dst] + 1 + n > BATCH)
         flush_to(j, dst);
@@ -256,57 +310,79 @@ static void push(job_t *j, int dst, int op, const void *payload)
 
 /* ---- operations at the home ---------------------------------------------- */
 
+/* Prefetch the table slot the record @a op, @a pl will read. */
+static inline void prefetch_op(const job_t *j, int op, const uint8_t *pl)
+{
+    int64_t k;
+
+    switch (op) {
+    case OP_PROBE:
+        memcpy(&k, pl + 8 * (j->emit ? j->scol : 0), 8);
+        mt_prefetch(&j->t1, k);
+        break;
+    case OP_WEDGE:
+        memcpy(&k, pl + 8, 8);
+        mt_prefetch(&j->t1, k);
+        break;
+    case OP_CHECK:
+        memcpy(&k, pl, 8);
+        ks_prefetch(&j->t2, k);
+        break;
+    default:
+        break;
+    }
+}
+
 static void run_op(job_t *j, int op, const uint8_t *pl)
 {
-    int64_t  row[2 * GV_REL_COLS_MAX], k, r;
+    int64_t  row[2 * GV_REL_COLS_MAX], k, r, end;
     uint64_t s;
 
     switch (op) {
     case OP_BUILD:
-        memcpy(row, pl, 8 * (size_t)j->rw);
-        mm_add(&j->t1, row[j->rcol], row);
+        memcpy(row, pl, 8 * (size_t)j->bw);
+        rows_push(&j->t1.rows, row);
         break;
     case OP_PROBE:
-        memcpy(row + j->rw, pl, 8 * (size_t)j->sw);
-        k = row[j->rw + j->scol];
-        s = mm_slot(&j->t1, k);
-        if (j->t1.head[s] < 0)
+        memcpy(row + j->rw, pl, 8 * (size_t)j->pw);
+        k = row[j->rw + (j->emit ? j->scol : 0)];
+        s = mt_slot(&j->t1, k);
+        if (j->t1.slot[s].cnt == 0)
             break;
-        j->matches += j->t1.cnt[s];
+        j->matches += j->t1.slot[s].cnt;
         if (j->emit)
-            for (r = j->t1.head[s]; r < j->t1.head[s] + j->t1.cnt[s]; r++) {
+            for (r = j->t1.start[s], end = r + j->t1.slot[s].cnt; r < end;
+                 r++) {
                 memcpy(row, j->t1.rows.v + r * j->rw, 8 * (size_t)j->rw);
                 rows_push(&j->out, row);
             }
         break;
     case OP_SETADD:
         memcpy(&k, pl, 8);
-        mm_add(&j->t2, k, NULL);
+        ks_add(&j->t2, k, 0);
         break;
-    case OP_WEDGE: /* (a, b): every c with (b, c) closes a wedge */
+    case OP_WEDGE: /* (a, b): every c with (b, c) closes a wedge, later */
         memcpy(row, pl, 16);
-        s = mm_slot(&j->t1, row[1]);
-        if (j->t1.head[s] < 0)
+        s = mt_slot(&j->t1, row[1]);
+        if (j->t1.slot[s].cnt == 0)
             break;
-        j->wedges += j->t1.cnt[s];
-        for (r = j->t1.head[s]; r < j->t1.head[s] + j->t1.cnt[s]; r++) {
-            k = pair_key(row[0], j->t1.rows.v[2 * r + 1]);
-            push(j, home_of(j, k), OP_CHECK, &k);
-        }
+        j->wedges += j->t1.slot[s].cnt;
+        row[1] = (int64_t)s;
+        rows_push(&j->pend, row);
         break;
     case OP_DEG:
         memcpy(&k, pl, 8);
-        mm_count(&j->deg, k);
+        ks_add(&j->deg, k, 1);
         break;
     case OP_ORIENT1: /* (a, b) at a's home: add a's degree, on to b's */
         memcpy(row, pl, 16);
-        row[2] = j->deg.head[mm_slot(&j->deg, row[0])];
+        row[2] = j->deg.head[ks_slot(&j->deg, row[0])];
         push(j, home_of(j, row[1]), OP_ORIENT2, row);
         break;
     case OP_ORIENT2: { /* (a, b, deg a) at b's home: from lower degree */
         int64_t db, e2[2];
         memcpy(row, pl, 24);
-        db = j->deg.head[mm_slot(&j->deg, row[1])];
+        db = j->deg.head[ks_slot(&j->deg, row[1])];
         if ((row[2] < db) || ((row[2] == db) && (row[0] < row[1]))) {
             e2[0] = row[0];
             e2[1] = row[1];
@@ -319,7 +395,7 @@ static void run_op(job_t *j, int op, const uint8_t *pl)
     }
     case OP_CHECK:
         memcpy(&k, pl, 8);
-        if (j->t2.head[mm_slot(&j->t2, k)] >= 0)
+        if (j->t2.head[ks_slot(&j->t2, k)] >= 0)
             j->matches++;
         break;
     default:
@@ -327,11 +403,33 @@ static void run_op(job_t *j, int op, const uint8_t *pl)
     }
 }
 
+/* Run the records p .. end, the slot of the one AHEAD further (if it has
+ * the same size) prefetched. -1 if a record is malformed. */
+static int run_batch(job_t *j, const uint8_t *p, const uint8_t *end)
+{
+    while (p < end) {
+        int            op = *p;
+        size_t         n;
+        const uint8_t *q;
+
+        if ((op < OP_BUILD) || (op > OP_LAST) ||
+            ((size_t)(end - p) < 1 + (n = payload_of(j, op))))
+            return -1;
+        q = p + AHEAD * (1 + n);
+        if ((q < end) && ((size_t)(end - q) >= 1 + n) && (*q == op))
+            prefetch_op(j, op, q + 1);
+        run_op(j, op, p + 1);
+        p += 1 + n;
+    }
+    return 0;
+}
+
 static void join_am(int src, const void *payload, size_t len, void *arg)
 {
-    const uint8_t *p = payload, *end = p + len;
+    const uint8_t *p = payload;
     uint16_t       id;
     job_t         *j;
+    int            rc;
 
     (void)arg;
     if (len < 2)
@@ -341,19 +439,10 @@ static void join_am(int src, const void *payload, size_t len, void *arg)
     if (j == NULL)
         goto bad;
     in_handler++;
-    for (p += 2; p < end;) {
-        int    op = *p;
-        size_t n;
-        if ((op < OP_BUILD) || (op > OP_LAST) ||
-            ((size_t)(end - p) < 1 + (n = payload_of(j, op)))) {
-            in_handler--;
-            goto bad;
-        }
-        run_op(j, op, p + 1);
-        p += 1 + n;
-    }
+    rc = run_batch(j, p + 2, p + len);
     in_handler--;
-    return;
+    if (rc == 0)
+        return;
 bad:
     join_error("malformed join batch from rank %d (%zu bytes): dropped", src,
                len);
@@ -366,6 +455,7 @@ static void settle(job_t *j)
     int     r;
 
     do {
+        flush_to(j, j->me);
         for (r = 0; r < j->P; r++)
             flush_to(j, r);
         gv_barrier();
@@ -375,10 +465,11 @@ static void settle(job_t *j)
     } while (more > 0);
 }
 
-/* Collective: a job whose first table keeps rows of @a rw columns (the
- * second is a set). Ready before any rank can send to it. */
-static gv_status_t job_new(int rw, int sw, int rcol, int scol, int emit,
-                          job_t **j_p)
+/* Collective: a job whose multimap keeps rows of @a rw columns keyed on
+ * column @a rcol (@a keep; else only the keys' counts), probed by rows of
+ * @a sw columns keyed on @a scol (emitting the joined rows: @a emit). */
+static gv_status_t job_new(int rw, int sw, int rcol, int scol, int keep,
+                           int emit, job_t **j_p)
 {
     job_t *j;
     int    id, r;
@@ -405,7 +496,10 @@ static gv_status_t job_new(int rw, int sw, int rcol, int scol, int emit,
     j->sw = sw;
     j->rcol = rcol;
     j->scol = scol;
+    j->keep = keep;
     j->emit = emit;
+    j->bw   = keep ? rw : 1;
+    j->pw   = emit ? sw : 1;
     j->buf = calloc((size_t)j->P, sizeof(uint8_t *));
     j->len = calloc((size_t)j->P, sizeof(size_t));
     if ((j->buf == NULL) || (j->len == NULL))
@@ -417,10 +511,12 @@ static gv_status_t job_new(int rw, int sw, int rcol, int scol, int emit,
         memcpy(j->buf[r], &j->id, 2);
         j->len[r] = 2;
     }
-    mm_init(&j->t1, rw);
-    mm_init(&j->t2, 0);
-    mm_init(&j->deg, 0);
-    j->out.width = rw + sw;
+    j->t1.rows.width = j->bw;
+    j->t1.kcol       = keep ? rcol : 0;
+    ks_init(&j->t2);
+    ks_init(&j->deg);
+    j->out.width  = rw + sw;
+    j->pend.width = 2;
     jobs[id] = j;
     gv_coll_barrier(); /* every rank knows the job before tuples come */
     *j_p = j;
@@ -437,10 +533,11 @@ static void job_free(job_t *j)
         free(j->buf[r]);
     free(j->buf);
     free(j->len);
-    mm_free(&j->t1);
-    mm_free(&j->t2);
-    mm_free(&j->deg);
+    mt_free(&j->t1);
+    ks_free(&j->t2);
+    ks_free(&j->deg);
     free(j->out.v);
+    free(j->pend.v);
     free(j);
 }
 
@@ -464,27 +561,30 @@ gv_status_t gv_rel_join(const gv_rel_t *r, int rcol, const gv_rel_t *s,
                        s->ncols, GV_REL_COLS_MAX);
         return GV_ERR_INVALID;
     }
-    status = job_new(r->ncols, s->ncols, rcol, scol, out_p != NULL, &j);
+    status = job_new(r->ncols, s->ncols, rcol, scol, out_p != NULL,
+                     out_p != NULL, &j);
     if (status != GV_OK)
         return status;
 
     t = gv_wtime();
     v = gv_rel_local(r, &n);
     for (i = 0; i < n; i++) {
-        push(j, home_of(j, v[i * r->ncols + rcol]), OP_BUILD, v + i * r->ncols);
+        push(j, home_of(j, v[i * r->ncols + rcol]), OP_BUILD,
+             v + i * r->ncols + (j->keep ? 0 : rcol));
         if ((i & 65535) == 65535)
             gv_yield();
     }
     settle(j);
-    mm_compact(&j->t1);
-    gv_coll_barrier(); /* no probe reaches a table not yet compacted */
+    mt_finish(&j->t1, j->keep);
+    gv_coll_barrier(); /* no probe reaches a table not yet made */
     st.built   = n;
     st.build_s = gv_wtime() - t;
 
     t = gv_wtime();
     v = gv_rel_local(s, &n);
     for (i = 0; i < n; i++) {
-        push(j, home_of(j, v[i * s->ncols + scol]), OP_PROBE, v + i * s->ncols);
+        push(j, home_of(j, v[i * s->ncols + scol]), OP_PROBE,
+             v + i * s->ncols + (j->emit ? 0 : scol));
         if ((i & 65535) == 65535)
             gv_yield();
     }
@@ -534,7 +634,7 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
     gv_allreduce(&bad, 1, GV_INT64, GV_MAX);
     if (bad)
         return GV_ERR_INVALID;
-    status = job_new(2, 2, 0, 0, 0, &j);
+    status = job_new(2, 2, 0, 0, 1, 0, &j);
     if (status != GV_OK)
         return status;
     /* E as a set of (a, b), a < b: self-loops and duplicates go. */
@@ -568,8 +668,8 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
             gv_yield();
     }
     settle(j);
-    mm_compact(&j->t1);
-    gv_coll_barrier(); /* no wedge reaches a table not yet compacted */
+    mt_finish(&j->t1, 1);
+    gv_coll_barrier(); /* no wedge reaches a table not yet made */
     /* Each edge (u, v) meets the edges (v, w) at v's home; each wedge
      * (u, v, w) looks the pair {u, w} up in the set at its home. */
     for (i = 0; i < j->t1.rows.n; i++) {
@@ -577,6 +677,18 @@ gv_status_t gv_rel_triangles(const gv_rel_t *e, int64_t *count_p,
              j->t1.rows.v + 2 * i);
         if ((i & 65535) == 65535)
             gv_yield();
+    }
+    settle(j);
+    for (i = 0, n = 0; i < j->pend.n; i++) {
+        int64_t sb = j->pend.v[2 * i + 1], r = j->t1.start[sb];
+        int64_t end = r + j->t1.slot[sb].cnt;
+
+        for (; r < end; r++) {
+            k = pair_key(j->pend.v[2 * i], j->t1.rows.v[2 * r + 1]);
+            push(j, home_of(j, k), OP_CHECK, &k);
+            if ((++n & 65535) == 0)
+                gv_yield();
+        }
     }
     settle(j);
     w[0] = j->matches;

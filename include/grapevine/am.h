@@ -1,4 +1,5 @@
-/* Grapevine active messages: register handlers, send, barrier.
+/** @file
+ * Grapevine active messages: register handlers, send, barrier.
  * Threads: every call here is made by the thread allowed to call (see
  * gv_thread_level_t in grapevine/core.h), from the main flow or a worker;
  * from a handler only the sends (gv_am_send and its forms, gv_flush).
@@ -211,6 +212,26 @@ typedef struct gv_am_stats {
     uint64_t queued_bytes_max;          /**< their high-water mark           */
     uint64_t rejected;                  /**< malformed or unknown from the wire */
 } gv_am_stats_t;
+/** @var gv_am_stats::msgs_sent
+ *  user messages sent
+ *  @var gv_am_stats::msgs_recv
+ *  user messages received
+ *  @var gv_am_stats::bytes_recv
+ *  payload bytes received
+ *  @var gv_am_stats::tl_msgs_sent
+ *  transport messages (batches) sent
+ *  @var gv_am_stats::tl_msgs_recv
+ *  transport messages received
+ *  @var gv_am_stats::tl_bytes_recv
+ *  transport bytes received
+ *  @var gv_am_stats::flush_full
+ *  batches sent because they were full
+ *  @var gv_am_stats::flush_timeout
+ *  batches sent by the GV_AGG_TIMEOUT_US flush
+ *  @var gv_am_stats::flush_idle
+ *  batches sent when the rank went idle
+ *  @var gv_am_stats::flush_explicit
+ *  batches sent by gv_flush() */
 
 /** Copy this rank's counters into @a stats_p. */
 void gv_am_stats(gv_am_stats_t *stats_p);

@@ -1,4 +1,5 @@
-/* Grapevine distributed shared memory: global addresses, the global heap,
+/** @file
+ * Grapevine distributed shared memory: global addresses, the global heap,
  * delegate operations, global completion events, collectives for workers
  * and loops over global memory. SPDX-License-Identifier: BSD-3-Clause
  *
@@ -70,6 +71,7 @@ extern "C" {
 /** A global address (see the layout above). */
 typedef uint64_t gv_gaddr_t;
 
+/** The null global address (no allocation has it). */
 #define GV_GADDR_NULL ((gv_gaddr_t)0)
 
 /** @return non-zero if @a a is a linear (block-cyclic heap) address. */
@@ -159,7 +161,7 @@ size_t gv_global_block_size(void);
  * messages freely; it names the same event on every rank.
  */
 typedef struct gv_gce {
-    uint32_t id;
+    uint32_t id; /**< the event's number, the same on every rank */
 } gv_gce_t;
 
 /** The job's default event: asynchronous delegates given a NULL event and
@@ -206,6 +208,7 @@ gv_status_t gv_gce_spawn_on(gv_gce_t *gce, int rank, gv_task_fn_t fn,
 
 /** Most bytes of arguments and of result of gv_delegate_call(). */
 #define GV_DELEGATE_ARGS_MAX   64
+/** Most bytes of result of gv_delegate_call(). */
 #define GV_DELEGATE_RESULT_MAX 64
 /** Most bytes one gv_delegate_read/write moves. */
 #define GV_DELEGATE_DATA_MAX   4096
@@ -231,6 +234,7 @@ typedef size_t (*gv_delegate_fn_t)(void *local, const void *args,
  *         returned.
  */
 gv_status_t gv_delegate_read(gv_gaddr_t a, void *buf, size_t len);
+/** The blocking write of @a len bytes of @a buf to @a a (as above). */
 gv_status_t gv_delegate_write(gv_gaddr_t a, const void *buf, size_t len);
 
 /** Blocking 64-bit fetch-and-add: *old_p = *a; *a += v. @a old_p may be
@@ -297,6 +301,7 @@ typedef struct gv_dsm_stats {
     uint64_t rejected;       /**< malformed messages dropped               */
 } gv_dsm_stats_t;
 
+/** This rank's delegate counters into *@a stats_p. */
 void gv_dsm_stats(gv_dsm_stats_t *stats_p);
 
 /**

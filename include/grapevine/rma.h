@@ -1,4 +1,5 @@
-/* Grapevine one-sided operations on the symmetric heap: remote 64-bit
+/** @file
+ * Grapevine one-sided operations on the symmetric heap: remote 64-bit
  * atomics, put and get, addressed by (rank, byte offset), with explicit
  * completion. Uses the transport's native operations; a transport without
  * them (tcp) returns GV_ERR_UNSUPPORTED. Needs the heap layer (gv_init, or
@@ -41,6 +42,7 @@ size_t gv_sym_heap_size(void);
 
 /** @return non-zero if the transport has native one-sided atomics / RMA. */
 int gv_rma_has_atomics(void);
+/** @return non-zero if the transport has native put and get. */
 int gv_rma_has_put_get(void);
 
 /**
@@ -56,13 +58,18 @@ gv_status_t gv_amo64(gv_amo_op_t op, int rank, uint64_t off, uint64_t value,
 /** Blocking forms: issue, then wait for this one operation. */
 gv_status_t gv_amo64_fetch_add(int rank, uint64_t off, uint64_t value,
                                uint64_t *old_p);
+/** Blocking compare-and-swap: *@a old_p = word; if it equals @a compare,
+ *  the word becomes @a value. */
 gv_status_t gv_amo64_cswap(int rank, uint64_t off, uint64_t compare,
                            uint64_t value, uint64_t *old_p);
+/** Blocking swap: *@a old_p = word; the word becomes @a value. */
 gv_status_t gv_amo64_swap(int rank, uint64_t off, uint64_t value,
                           uint64_t *old_p);
 
 /** Non-blocking put / get of @a len bytes; complete at gv_rma_flush(). */
 gv_status_t gv_put(int rank, uint64_t off, const void *buf, size_t len);
+/** Non-blocking get of @a len bytes at (@a rank, @a off) into @a buf;
+ *  complete at gv_rma_flush(). */
 gv_status_t gv_get(int rank, uint64_t off, void *buf, size_t len);
 
 /** Complete every one-sided operation issued to @a rank (-1: to all). */

@@ -1,4 +1,5 @@
-/* Grapevine tasking: user-level workers, spawn, parallel loops, work
+/** @file
+ * Grapevine tasking: user-level workers, spawn, parallel loops, work
  * stealing, and synchronization for workers. SPDX-License-Identifier: BSD-3-Clause
  *
  * Model (Grappa's): each rank runs one OS thread with one scheduler. A *task*
@@ -135,8 +136,8 @@ gv_status_t gv_parallel_for(int64_t lo, int64_t hi, int64_t grain,
 /** A finish scope. Contents are private; lives on the stack of the worker
  *  that calls gv_finish_begin() until gv_finish_end() returns. */
 typedef struct gv_finish {
-    void *scope;  /* the scope's counter record (internal) */
-    void *outer;  /* the scope the worker spawned into before begin */
+    void *scope;  /**< the scope's counter record (internal) */
+    void *outer;  /**< the scope the worker spawned into before begin */
 } gv_finish_t;
 
 /** Open a finish scope: tasks the calling worker spawns from now on (and
@@ -177,13 +178,15 @@ int gv_task_in_worker(void);
 
 /** Queue of waiting workers (private). */
 typedef struct gv_waitq {
-    gv_worker_t *head, *tail;
+    gv_worker_t *head, *tail; /**< internal */
 } gv_waitq_t;
+/** @var gv_waitq::head
+ *  internal: the first waiting worker */
 
 /** Completion counter: wait until a number of events have happened. */
 typedef struct gv_cc {
-    int64_t    count;
-    gv_waitq_t waiters;
+    int64_t    count; /**< events still expected (read with gv_cc_count) */
+    gv_waitq_t waiters; /**< internal */
 } gv_cc_t;
 
 /** Start @a cc expecting @a n events. */
@@ -200,11 +203,13 @@ int64_t gv_cc_count(const gv_cc_t *cc);
 
 /** Mutex for workers: a waiting worker is suspended, not spinning. */
 typedef struct gv_mutex {
-    gv_worker_t *owner;
-    gv_waitq_t   waiters;
+    gv_worker_t *owner;   /**< internal: the holder, or NULL */
+    gv_waitq_t   waiters; /**< internal */
 } gv_mutex_t;
 
+/** Initialise unlocked. */
 void gv_mutex_init(gv_mutex_t *m);
+/** Lock; a worker that must wait is suspended (FIFO). */
 void gv_mutex_lock(gv_mutex_t *m);
 /** @return non-zero if the mutex was taken. */
 int gv_mutex_trylock(gv_mutex_t *m);
@@ -214,22 +219,24 @@ void gv_mutex_unlock(gv_mutex_t *m);
 
 /** Condition variable for workers. */
 typedef struct gv_cond {
-    gv_waitq_t waiters;
+    gv_waitq_t waiters; /**< internal */
 } gv_cond_t;
 
+/** Initialise with no waiter. */
 void gv_cond_init(gv_cond_t *c);
 /** Release @a m, wait for a signal, take @a m again. As with pthreads,
  *  re-check the predicate in a loop. */
 void gv_cond_wait(gv_cond_t *c, gv_mutex_t *m);
 /** Wake one waiter / all waiters. May be called from a handler. */
 void gv_cond_signal(gv_cond_t *c);
+/** Wake all waiters. May be called from a handler. */
 void gv_cond_broadcast(gv_cond_t *c);
 
 /** A 64-bit word with a full/empty bit (Tera MTA style). */
 typedef struct gv_feb {
-    uint64_t   value;
-    int        full;
-    gv_waitq_t waiters;
+    uint64_t   value;   /**< internal: the word */
+    int        full;    /**< internal: the full/empty bit */
+    gv_waitq_t waiters; /**< internal */
 } gv_feb_t;
 
 /** Initialise empty (@a full 0) or full with @a value. */
@@ -249,12 +256,14 @@ int gv_feb_is_full(const gv_feb_t *f);
 
 /** A future: a value that one party fulfils and others wait for. */
 typedef struct gv_future {
-    int          ready;
-    gv_status_t  status;
-    void        *buf;      /* where the value goes */
-    size_t       cap, len;
-    gv_waitq_t   waiters;
+    int          ready;    /**< internal */
+    gv_status_t  status;   /**< internal */
+    void        *buf;      /**< internal: where the value goes */
+    size_t       cap, len; /**< internal */
+    gv_waitq_t   waiters;  /**< internal */
 } gv_future_t;
+/** @var gv_future::cap
+ *  internal: bytes of room at buf */
 
 /**
  * Prepare a future whose value (up to @a cap bytes) will be copied to

@@ -1,4 +1,5 @@
-/* Grapevine teams and non-blocking collectives: sub-groups of ranks (like
+/** @file
+ * Grapevine teams and non-blocking collectives: sub-groups of ranks (like
  * MPI communicators, GASNet-EX teams, UPC++ teams) and barrier, broadcast,
  * reduce, all-reduce, all-gather, all-to-all(v) on them, each blocking and
  * non-blocking. Built on active messages (aggregator layer), so usable
@@ -45,6 +46,7 @@ extern "C" {
 
 /** Element types and operations of reductions (also gv_allreduce()). */
 typedef enum { GV_INT64, GV_UINT64, GV_DOUBLE } gv_dtype_t;
+/** Reduction operations. */
 typedef enum { GV_SUM, GV_MIN, GV_MAX } gv_redop_t;
 
 /** A team: an ordered set of ranks. Opaque; valid on the calling rank. */
@@ -56,6 +58,7 @@ typedef struct gv_coll_req gv_coll_req_t;
 /** Every rank of the job, team rank = world rank. Valid between gv_init()
  *  and gv_finalize(); never freed by the user. */
 gv_team_t *gv_team_world(void);
+/** The team of every rank (gv_team_world()). */
 #define GV_TEAM_WORLD (gv_team_world())
 
 /** Color of a rank that joins no team in gv_team_split(). */
@@ -147,11 +150,15 @@ int gv_coll_done(const gv_coll_req_t *req);
 /** Barrier: no member leaves before every member entered. Not a
  *  quiescence barrier (see gv_barrier() for that). */
 gv_status_t gv_team_barrier(gv_team_t *team);
+/** The non-blocking form of gv_team_barrier(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_ibarrier(gv_team_t *team, gv_coll_req_t **req_p);
 
 /** Broadcast @a len bytes of team rank @a root's @a buf into @a buf on
  *  every member. */
 gv_status_t gv_team_bcast(gv_team_t *team, int root, void *buf, size_t len);
+/** The non-blocking form of gv_team_bcast(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_ibcast(gv_team_t *team, int root, void *buf, size_t len,
                            gv_coll_req_t **req_p);
 
@@ -161,6 +168,8 @@ gv_status_t gv_team_ibcast(gv_team_t *team, int root, void *buf, size_t len,
 gv_status_t gv_team_reduce(gv_team_t *team, int root, const void *send,
                            void *recv, size_t count, gv_dtype_t type,
                            gv_redop_t op);
+/** The non-blocking form of gv_team_reduce(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_ireduce(gv_team_t *team, int root, const void *send,
                             void *recv, size_t count, gv_dtype_t type,
                             gv_redop_t op, gv_coll_req_t **req_p);
@@ -170,6 +179,8 @@ gv_status_t gv_team_ireduce(gv_team_t *team, int root, const void *send,
  *  @a recv. */
 gv_status_t gv_team_allreduce(gv_team_t *team, const void *send, void *recv,
                               size_t count, gv_dtype_t type, gv_redop_t op);
+/** The non-blocking form of gv_team_allreduce(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_iallreduce(gv_team_t *team, const void *send, void *recv,
                                size_t count, gv_dtype_t type, gv_redop_t op,
                                gv_coll_req_t **req_p);
@@ -186,6 +197,8 @@ typedef void (*gv_reduce_fn_t)(void *inout, const void *in, size_t count,
 gv_status_t gv_team_allreduce_fn(gv_team_t *team, const void *send,
                                  void *recv, size_t count, size_t elem_size,
                                  gv_reduce_fn_t fn, void *arg);
+/** The non-blocking form of gv_team_allreduce_fn(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_iallreduce_fn(gv_team_t *team, const void *send,
                                   void *recv, size_t count, size_t elem_size,
                                   gv_reduce_fn_t fn, void *arg,
@@ -195,6 +208,8 @@ gv_status_t gv_team_iallreduce_fn(gv_team_t *team, const void *send,
  *  recv + i * len on every member (recv holds size * len bytes). */
 gv_status_t gv_team_allgather(gv_team_t *team, const void *send, void *recv,
                               size_t len);
+/** The non-blocking form of gv_team_allgather(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_iallgather(gv_team_t *team, const void *send, void *recv,
                                size_t len, gv_coll_req_t **req_p);
 
@@ -202,6 +217,8 @@ gv_status_t gv_team_iallgather(gv_team_t *team, const void *send, void *recv,
  *  member j (both buffers hold size * len bytes). */
 gv_status_t gv_team_alltoall(gv_team_t *team, const void *send, void *recv,
                              size_t len);
+/** The non-blocking form of gv_team_alltoall(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_ialltoall(gv_team_t *team, const void *send, void *recv,
                               size_t len, gv_coll_req_t **req_p);
 
@@ -214,6 +231,8 @@ gv_status_t gv_team_alltoallv(gv_team_t *team, const void *send,
                               const size_t *send_offs, void *recv,
                               const size_t *recv_lens,
                               const size_t *recv_offs);
+/** The non-blocking form of gv_team_alltoallv(): complete at gv_coll_wait()
+ *  on *@a req_p. */
 gv_status_t gv_team_ialltoallv(gv_team_t *team, const void *send,
                                const size_t *send_lens,
                                const size_t *send_offs, void *recv,

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: distributed arrays of fixed-size elements.
+/** @file
+ * Grapevine frameworks: distributed arrays of fixed-size elements.
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * A gv_array_t is n elements of elem_size bytes spread over the ranks,
@@ -68,6 +69,7 @@ void gv_array_destroy(gv_array_t *a);
 
 /** Number of elements, and bytes per element. */
 int64_t gv_array_size(const gv_array_t *a);
+/** Bytes per element. */
 size_t  gv_array_elem_size(const gv_array_t *a);
 
 /** Rank that holds element @a i (0 <= i < n). */
@@ -88,7 +90,9 @@ gv_gaddr_t gv_array_addr(const gv_array_t *a, int64_t i);
  * computes way. Safe against delegates because one thread runs the rank.
  */
 void   *gv_array_local(const gv_array_t *a);
+/** Elements held on this rank. */
 int64_t gv_array_local_count(const gv_array_t *a);
+/** Global index of this rank's first element (GV_DIST_BLOCK). */
 int64_t gv_array_local_lo(const gv_array_t *a);
 /** Global index of local element @a k of rank @a rank. */
 int64_t gv_array_global_index(const gv_array_t *a, int rank, int64_t k);
@@ -97,6 +101,7 @@ int64_t gv_array_global_index(const gv_array_t *a, int rank, int64_t k);
 
 /** Blocking read and write of element @a i (elem_size bytes). */
 gv_status_t gv_array_get(const gv_array_t *a, int64_t i, void *buf);
+/** Blocking write of element @a i from @a buf. */
 gv_status_t gv_array_put(gv_array_t *a, int64_t i, const void *buf);
 
 /** Asynchronous write (@a buf copied at once), counted in @a gce. */
@@ -128,6 +133,8 @@ gv_status_t gv_array_cswap_u64(gv_array_t *a, int64_t i, uint64_t expected,
 gv_status_t gv_array_update_async(gv_array_t *a, int64_t i,
                                   gv_delegate_fn_t fn, const void *args,
                                   size_t len, gv_gce_t *gce);
+/** The blocking form of gv_array_update_async(), with up to @a cap bytes
+ *  of result in @a result. */
 gv_status_t gv_array_update(gv_array_t *a, int64_t i, gv_delegate_fn_t fn,
                             const void *args, size_t len, void *result,
                             size_t cap);
@@ -140,6 +147,8 @@ gv_status_t gv_array_update(gv_array_t *a, int64_t i, gv_delegate_fn_t fn,
  */
 gv_status_t gv_array_get_range(const gv_array_t *a, int64_t lo,
                                int64_t count, void *buf);
+/** Bulk blocking write of elements [lo, lo + count) from @a buf (as
+ *  gv_array_get_range()). */
 gv_status_t gv_array_put_range(gv_array_t *a, int64_t lo, int64_t count,
                                const void *buf);
 

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: a distributed bag (unordered multiset).
+/** @file
+ * Grapevine frameworks: a distributed bag (unordered multiset).
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Elements of a fixed size given at creation. Any worker on any rank

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: distributed graphs. Edge lists (a Graph500
+/** @file
+ * Grapevine frameworks: distributed graphs. Edge lists (a Graph500
  * Kronecker generator and parallel loaders of binary, SNAP text and Matrix
  * Market files) and a distributed compressed-sparse-row graph built from
  * them. SPDX-License-Identifier: BSD-3-Clause
@@ -215,6 +216,7 @@ enum {
  *  directed, self-loops dropped, duplicates collapsed (smallest weight);
  *  BFS and connected components as undirected. */
 #define GV_GRAPH_DIRECTED_SIMPLE   (GV_GRAPH_NO_SELF_LOOPS | GV_GRAPH_DEDUP)
+/** Undirected: symmetrized, self-loops dropped, duplicates collapsed. */
 #define GV_GRAPH_UNDIRECTED_SIMPLE \
     (GV_GRAPH_SYMMETRIZE | GV_GRAPH_NO_SELF_LOOPS | GV_GRAPH_DEDUP)
 
@@ -222,7 +224,7 @@ enum {
  *  directed, everything kept, out-edges only, no vertex data. */
 typedef struct gv_graph_opts {
     unsigned             flags;      /**< GV_GRAPH_* flags above          */
-    gv_graph_placement_t placement;
+    gv_graph_placement_t placement; /**< how vertices are placed on ranks */
     size_t               vdata_size; /**< bytes of user data per vertex  */
 } gv_graph_opts_t;
 
@@ -232,8 +234,8 @@ typedef struct gv_graph {
     int64_t  nverts;      /**< vertices (global)                          */
     int64_t  nedges;      /**< directed edges stored (global, after the
                                options: an undirected edge counts twice) */
-    int      rank, nranks;
-    gv_graph_placement_t placement;
+    int      rank, nranks; /**< this rank, and the ranks of the job       */
+    gv_graph_placement_t placement; /**< how vertices are placed on ranks */
     unsigned flags;       /**< the build's flags                          */
     int      weighted;    /**< out_w (and in_w) present                   */
     int      hash_bits;   /**< GV_GRAPH_HASH: bits of the permutation     */
@@ -259,6 +261,8 @@ typedef struct gv_graph {
     gv_gaddr_t *vdata_addr; /**< [nranks] global address of each rank's
                                  vdata (exported), for delegates           */
 } gv_graph_t;
+/** @var gv_graph::rank
+ *  this rank */
 
 /**
  * Collective: build the graph of @a el (each rank's share, any split).

@@ -1,4 +1,5 @@
-/* Grapevine frameworks: a distributed hash map (and set).
+/** @file
+ * Grapevine frameworks: a distributed hash map (and set).
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * Keys and values have fixed sizes given at creation (a set is a map with
@@ -57,7 +58,9 @@ typedef struct gv_hashmap gv_hashmap_t;
 
 /** Most bytes of a key, of a value, and of a visitor's arguments. */
 #define GV_HASHMAP_KEY_MAX   256
+/** Most bytes of a value. */
 #define GV_HASHMAP_VAL_MAX   1024
+/** Most bytes of a visitor's arguments. */
 #define GV_HASHMAP_ARGS_MAX  256
 
 /**
@@ -70,8 +73,11 @@ typedef void (*gv_hashmap_combine_fn_t)(void *value, const void *incoming,
 
 /** Built-in combiners for 8-byte values: int64 sum, min, max; double sum. */
 void gv_hashmap_sum_i64(void *value, const void *incoming, size_t val_size);
+/** Built-in combiner: int64 minimum. */
 void gv_hashmap_min_i64(void *value, const void *incoming, size_t val_size);
+/** Built-in combiner: int64 maximum. */
 void gv_hashmap_max_i64(void *value, const void *incoming, size_t val_size);
+/** Built-in combiner: double sum. */
 void gv_hashmap_sum_f64(void *value, const void *incoming, size_t val_size);
 
 /**
@@ -115,6 +121,7 @@ void gv_hashmap_destroy(gv_hashmap_t *map);
 
 /** Home rank of @a key (key_size bytes), and of an int64 key. */
 int gv_hashmap_home(const gv_hashmap_t *map, const void *key);
+/** Home rank of an int64 key. */
 int gv_hashmap_home_i64(const gv_hashmap_t *map, int64_t key);
 
 /* ---- asynchronous, aggregated: counted in @a gce ------------------------ */
@@ -144,21 +151,27 @@ gv_status_t gv_hashmap_lookup_async(gv_hashmap_t *map, const void *key,
 /** The same with an int64 key (key_size 8). */
 gv_status_t gv_hashmap_insert_i64_async(gv_hashmap_t *map, int64_t key,
                                         const void *val, gv_gce_t *gce);
+/** gv_hashmap_combine_async() with an int64 key. */
 gv_status_t gv_hashmap_combine_i64_async(gv_hashmap_t *map, int64_t key,
                                          const void *val, gv_gce_t *gce);
+/** gv_hashmap_erase_async() with an int64 key. */
 gv_status_t gv_hashmap_erase_i64_async(gv_hashmap_t *map, int64_t key,
                                        gv_gce_t *gce);
+/** gv_hashmap_visit_async() with an int64 key. */
 gv_status_t gv_hashmap_visit_i64_async(gv_hashmap_t *map, int64_t key,
                                        gv_hashmap_visit_fn_t fn,
                                        const void *args, size_t len,
                                        gv_gce_t *gce);
+/** gv_hashmap_lookup_async() with an int64 key. */
 gv_status_t gv_hashmap_lookup_i64_async(gv_hashmap_t *map, int64_t key,
                                         void *val_buf, gv_future_t *f);
 
 /* ---- blocking (workers): return once the home has done it -------------- */
 
+/** Insert @a key with @a val (replacing a present value) and wait. */
 gv_status_t gv_hashmap_insert(gv_hashmap_t *map, const void *key,
                               const void *val);
+/** Insert or combine (as gv_hashmap_combine_async()) and wait. */
 gv_status_t gv_hashmap_combine(gv_hashmap_t *map, const void *key,
                                const void *val);
 /** @return GV_OK, or GV_ERR_NOT_FOUND if the key was absent. */
@@ -171,6 +184,7 @@ gv_status_t gv_hashmap_lookup(gv_hashmap_t *map, const void *key,
 gv_status_t gv_hashmap_visit(gv_hashmap_t *map, const void *key,
                              gv_hashmap_visit_fn_t fn, const void *args,
                              size_t len);
+/** gv_hashmap_lookup() with an int64 key. */
 gv_status_t gv_hashmap_lookup_i64(gv_hashmap_t *map, int64_t key,
                                   void *val_buf);
 
@@ -209,6 +223,7 @@ typedef struct gv_hashmap_stats {
     uint64_t capacity;     /**< slots of this rank's table            */
 } gv_hashmap_stats_t;
 
+/** This rank's counters of @a map into *@a stats_p. */
 void gv_hashmap_stats(const gv_hashmap_t *map, gv_hashmap_stats_t *stats_p);
 
 #ifdef __cplusplus

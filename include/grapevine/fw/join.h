@@ -1,4 +1,5 @@
-/* Grapevine frameworks: relations and distributed hash joins.
+/** @file
+ * Grapevine frameworks: relations and distributed hash joins.
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The Grappa paper's query engine (section 4.2): a hash join is a global
@@ -46,8 +47,11 @@ gv_status_t gv_rel_from_local(int ncols, const int64_t *rows, int64_t n,
 /** Free it (collective). */
 void gv_rel_destroy(gv_rel_t *rel);
 
+/** Columns of a row. */
 int         gv_rel_ncols(const gv_rel_t *rel);
+/** Rows in all (global). */
 int64_t     gv_rel_size(const gv_rel_t *rel);
+/** The distributed array holding the rows (row-major). */
 gv_array_t *gv_rel_array(const gv_rel_t *rel);
 /** This rank's rows: *n_p of them, row-major. */
 int64_t    *gv_rel_local(const gv_rel_t *rel, int64_t *n_p);
@@ -96,6 +100,10 @@ typedef struct gv_join_stats {
     double  build_s, probe_s;  /**< the phases, wall clock (every rank)   */
     int64_t built, probed;     /**< tuples this rank sent into each phase */
 } gv_join_stats_t;
+/** @var gv_join_stats::build_s
+ *  the build phase, seconds of wall clock
+ *  @var gv_join_stats::built
+ *  tuples this rank sent into the build phase */
 
 /**
  * Collective equi-join of @a r and @a s on r.rcol = s.scol: build a global

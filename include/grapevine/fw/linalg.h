@@ -70,7 +70,8 @@ extern "C" {
 /** The tiling of n vertices over P ranks. */
 typedef struct gv_la_layout {
     int      nranks;  /**< P                                               */
-    int      pr, pc;  /**< ranks per row group, per column group (pr*pc=P) */
+    int      pr;      /**< ranks per row group (pr * pc = P)               */
+    int      pc;      /**< ranks per column group                          */
     int64_t  n;       /**< vertices                                        */
     int     *rank_of; /**< [P] world rank of each virtual id               */
     int     *vid_of;  /**< [P] virtual id of each world rank               */
@@ -113,37 +114,41 @@ int gv_la_tile_owner(const gv_la_layout_t *L, int i, int j);
 /** One compressed tile (row group i, column group j). Local indices are
  *  offsets from the first vertex of the segment. */
 typedef struct gv_la_tile {
-    int       i, j;
-    int64_t   nnz;
+    int       i;   /**< row group (segment of the edges' heads)         */
+    int       j;   /**< column group (segment of the edges' tails)      */
+    int64_t   nnz; /**< nonzeros of the tile                            */
     /* DCSC: column jc[k] holds rows ir[cp[k] .. cp[k+1]-1] (ascending) */
-    int64_t   nzc;
-    uint32_t *jc;
-    int64_t  *cp;
-    uint32_t *ir;
+    int64_t   nzc; /**< DCSC: non-empty columns                         */
+    uint32_t *jc;  /**< DCSC: [nzc] the non-empty columns, ascending    */
+    int64_t  *cp;  /**< DCSC: [nzc + 1] where each column's rows start  */
+    uint32_t *ir;  /**< DCSC: [nnz] the rows of each column, ascending  */
     float    *cw;  /**< [nnz] weights in DCSC order, or NULL             */
     /* DCSR: row ir2[k] holds columns jc2[rp[k] .. rp[k+1]-1] (ascending) */
-    int64_t   nzr;
-    uint32_t *ir2;
-    int64_t  *rp;
-    uint32_t *jc2;
+    int64_t   nzr; /**< DCSR: non-empty rows                            */
+    uint32_t *ir2; /**< DCSR: [nzr] the non-empty rows, ascending       */
+    int64_t  *rp;  /**< DCSR: [nzr + 1] where each row's columns start  */
+    uint32_t *jc2; /**< DCSR: [nnz] the columns of each row, ascending  */
     float    *rw;  /**< [nnz] weights in DCSR order, or NULL             */
 } gv_la_tile_t;
 
 /** This rank's part of a tiled matrix. Read the fields; do not change. */
 typedef struct gv_la_matrix {
-    gv_la_layout_t L;
+    gv_la_layout_t L;        /**< the tiling                              */
     int64_t        n;        /**< vertices                                */
     int64_t        nnz;      /**< nonzeros (global)                       */
     int            weighted; /**< tiles carry float weights               */
     unsigned       flags;    /**< the build's GV_GRAPH_* flags            */
-    int            rank, seg;/**< this rank and the segment it leads      */
-    int64_t        lo, nloc; /**< the led segment: vertices lo..lo+nloc-1 */
+    int            rank;     /**< this rank                               */
+    int            seg;      /**< the segment it leads                    */
+    int64_t        lo;       /**< the led segment's first vertex          */
+    int64_t        nloc;     /**< the led segment's vertices              */
     int            ntiles;   /**< tiles of this rank, by row then column  */
-    gv_la_tile_t  *tiles;
+    gv_la_tile_t  *tiles;    /**< [ntiles] this rank's tiles              */
     int64_t       *out_deg;  /**< [nloc] nonzeros of each led column
                                   (out-degree: edges leaving the vertex)  */
     int64_t       *in_deg;   /**< [nloc] nonzeros of each led row         */
-    gv_team_t     *row_team, *col_team;
+    gv_team_t     *row_team; /**< this rank's row group                   */
+    gv_team_t     *col_team; /**< this rank's column group                */
 } gv_la_matrix_t;
 
 /**
@@ -166,8 +171,8 @@ void gv_la_free(gv_la_matrix_t *A);
 
 /** A value of the vectors: a double or an int64, by semiring. */
 typedef union gv_la_word {
-    double  f;
-    int64_t i;
+    double  f; /**< the value of the double semirings  */
+    int64_t i; /**< the value of the int64 semirings   */
 } gv_la_word_t;
 
 /** Semirings of the Combine: y(v) = add over active u of A(v,u) mul x(u). */
@@ -186,7 +191,8 @@ typedef enum {
 /** What apply() and init() see: the leader's segment. */
 typedef struct gv_la_segment {
     int                 iter;   /**< 0 for init(), then 1, 2, ...        */
-    int64_t             lo, n;  /**< vertices lo .. lo + n - 1           */
+    int64_t             lo;     /**< the segment's first vertex          */
+    int64_t             n;      /**< its vertices: lo .. lo + n - 1      */
     const gv_la_word_t *y;      /**< [n] the combined output (identity
                                      where nothing arrived); NULL in init */
     gv_la_word_t       *x;      /**< [n] write the next input values of the
@@ -202,13 +208,13 @@ typedef struct gv_la_segment {
                                      set bit drops the row from the next
                                      products (set them; never clear)    */
     double              change; /**< set: the largest change (tolerance)  */
-    const gv_la_matrix_t *A;
-    void               *arg;
+    const gv_la_matrix_t *A;    /**< the matrix                          */
+    void               *arg;    /**< the argument given to gv_la_run()   */
 } gv_la_segment_t;
 
 /** A program. */
 typedef struct gv_la_program {
-    gv_la_semiring_t semiring;
+    gv_la_semiring_t semiring; /**< the Combine's semiring */
     /** Non-zero: rows whose mask bit is set are skipped by the products
      *  (BFS: visited vertices). */
     int use_mask;
@@ -236,13 +242,13 @@ typedef struct gv_la_iter {
     double   combine_s;  /**< tile products                            */
     double   reduce_s;   /**< waiting for partial outputs              */
     double   apply_s;    /**< apply and the iteration's vote            */
-    double   seconds;
+    double   seconds;    /**< the whole iteration                       */
 } gv_la_iter_t;
 
 /** Statistics of a run. */
 typedef struct gv_la_stats {
-    int           iters;
-    double        seconds;
+    int           iters;    /**< iterations run                          */
+    double        seconds;  /**< the whole run                           */
     gv_la_iter_t *iter;   /**< [iters], malloc'ed; gv_la_stats_free()    */
     gv_la_iter_t  total;  /**< the sums over the iterations              */
 } gv_la_stats_t;

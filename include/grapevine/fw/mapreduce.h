@@ -1,4 +1,5 @@
-/* Grapevine frameworks: in-memory MapReduce (word count, k-means).
+/** @file
+ * Grapevine frameworks: in-memory MapReduce (word count, k-means).
  * SPDX-License-Identifier: BSD-3-Clause
  *
  * The Grappa paper's MapReduce (section 4.3): a parallel loop over the
@@ -40,6 +41,7 @@ extern "C" {
 
 /** Longest key, and largest value, in bytes. */
 #define GV_MR_KEY_MAX 1000
+/** Largest value, in bytes. */
 #define GV_MR_VAL_MAX 1024
 
 /** A MapReduce job and its result (every rank holds its own handle). */
@@ -102,7 +104,7 @@ typedef void (*gv_mr_text_fn_t)(gv_mr_t *mr, const char *text, size_t len,
  * The files are seen as one sequence of bytes cut into one byte range per
  * rank; a rank's pieces start after a whitespace byte (or at a file's
  * start) and end at whitespace (or a file's end), so a word (a maximal run
- * of bytes other than space, \t, \n, \v, \f, \r) is mapped by exactly the
+ * of bytes other than space, \\t, \\n, \\v, \\f, \\r) is mapped by exactly the
  * rank whose range holds its first byte, never cut between two ranks.
  * Every rank sees the same @a paths. The map function gets pieces of at
  * most about 1 MiB.
@@ -122,6 +124,8 @@ gv_status_t gv_mr_run_files(gv_mr_t *mr, const char *const *paths,
  */
 typedef size_t (*gv_mr_gen_fn_t)(int64_t index, char *buf, size_t cap,
                                  void *arg);
+/** Run the job over @a npieces pieces that @a gen makes (at most @a cap
+ *  bytes each), each mapped by @a map. Collective. */
 gv_status_t gv_mr_run_generated(gv_mr_t *mr, int64_t npieces, size_t cap,
                                 gv_mr_gen_fn_t gen, void *gen_arg,
                                 gv_mr_text_fn_t map, void *arg);
@@ -138,6 +142,7 @@ gv_status_t gv_mr_forall(gv_mr_t *mr, gv_mr_entry_fn_t body, void *arg);
 
 /** Entries held on this rank; collective: over all ranks. */
 int64_t     gv_mr_local_size(const gv_mr_t *mr);
+/** Entries over all ranks into *@a n_p (collective). */
 gv_status_t gv_mr_size(gv_mr_t *mr, int64_t *n_p);
 
 /** Collective: insert every entry into @a map (key_size and val_size must
@@ -151,7 +156,7 @@ gv_status_t gv_mr_to_array(gv_mr_t *mr, gv_array_t *a);
 /** One of the top entries of gv_mr_top(). */
 typedef struct gv_mr_top {
     int64_t  value;                  /**< the int64 value (first 8 bytes) */
-    uint32_t klen;
+    uint32_t klen; /**< bytes of the key */
     char     key[GV_MR_KEY_MAX + 1]; /**< zero-terminated copy            */
 } gv_mr_top_t;
 
@@ -179,12 +184,14 @@ void gv_mr_map_words(gv_mr_t *mr, const char *text, size_t len,
  * whatever the number of ranks.
  */
 #define GV_MR_ZIPF_PIECE 65536
+/** A Zipf corpus model (gv_mr_zipf_new()). */
 typedef struct gv_mr_zipf gv_mr_zipf_t;
 
 /** A corpus model: @a vocab words (1..2^31), exponent @a s (> 0), seed.
  *  Not collective (a table of vocab doubles, local). NULL if out of
  *  memory or a bad parameter (logged). */
 gv_mr_zipf_t *gv_mr_zipf_new(int64_t vocab, double s, uint64_t seed);
+/** Free a model of gv_mr_zipf_new(). */
 void          gv_mr_zipf_free(gv_mr_zipf_t *z);
 /** Piece @a index into @a buf (cap >= GV_MR_ZIPF_PIECE): a gv_mr_gen_fn_t
  *  whose argument is the model. Returns GV_MR_ZIPF_PIECE. */

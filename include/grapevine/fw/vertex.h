@@ -1,4 +1,5 @@
-/* Grapevine frameworks: the vertex-centric graph engine (GraphLab's
+/** @file
+ * Grapevine frameworks: the vertex-centric graph engine (GraphLab's
  * gather-apply-scatter model, as Grappa runs it on a DSM) and its
  * applications: PageRank, BFS, connected components, SSSP, and the
  * Graph500 BFS written natively with Beamer's direction optimisation.
@@ -64,9 +65,9 @@ extern "C" {
 
 /** A value of a gather, a message or an accumulator. */
 typedef union gv_vx_word {
-    double   f;
-    int64_t  i;
-    uint64_t u;
+    double   f; /**< as a double */
+    int64_t  i; /**< as an int64 */
+    uint64_t u; /**< as a uint64 */
 } gv_vx_word_t;
 
 /** Edge directions of gather and scatter. */
@@ -96,9 +97,9 @@ typedef enum {
  *  argument. NULL callbacks: see each. */
 typedef struct gv_vx_program {
     size_t      state_size;    /**< bytes of per-vertex state (may be 0) */
-    gv_vx_dir_t gather_dir;
-    gv_vx_dir_t scatter_dir;
-    gv_vx_op_t  op;
+    gv_vx_dir_t gather_dir; /**< edges gathered over */
+    gv_vx_dir_t scatter_dir; /**< edges scattered over */
+    gv_vx_op_t  op; /**< how gathered values combine */
     /** GV_VX_CUSTOM: combine two values (associative, commutative). */
     gv_vx_word_t (*sum)(gv_vx_word_t a, gv_vx_word_t b);
     gv_vx_word_t identity;     /**< GV_VX_CUSTOM: the identity of sum()  */
@@ -152,6 +153,7 @@ typedef struct gv_vx_step {
  *         GV_ERR_NO_MEMORY.
  */
 gv_status_t gv_vx_attach(const gv_graph_t *g);
+/** Detach the engine from @a g (before gv_graph_destroy()). */
 void        gv_vx_detach(const gv_graph_t *g);
 
 /** Statistics of a run (filled by gv_vx_run and the applications). */
@@ -163,6 +165,7 @@ typedef struct gv_vx_stats {
     gv_vx_step_t *step;       /**< [steps], malloc'ed; gv_vx_stats_free() */
 } gv_vx_stats_t;
 
+/** Free what gv_vx_run() allocated in @a st. */
 void gv_vx_stats_free(gv_vx_stats_t *st);
 
 /** Print one line per superstep of @a st on @a f (rank 0 only prints). */
