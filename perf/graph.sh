@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The graph benchmark: PageRank, BFS, connected components and SSSP on a
+# The graph benchmark: PageRank, BFS, connected components, SSSP and the
+# native Graph500 BFS (bfs500, against GraphBLAS's BFS) on a
 # Graph500 Kronecker graph (scale 20, edge factor 16 by default), with
 # SuiteSparse:GraphBLAS (build/perf/grb_graph) on 1 and 2 threads and, in
 # the same run, Grapevine's gvgraph (build/bin/gvgraph) with each engine
-# on 1 and 2 ranks over shm and tcp, the configurations alternating within
+# on 1 and 2 ranks over shm and tcp (and the vertex engine with
+# GV_AMO=native over shm: transport "shm-native"), alternating within
 # each round; then each engine on more ranks than cores (--over, over shm),
 # which measure the overheads of tiling, teams and messages, not speed-ups.
 # Writes OUT/graph.csv, OUT/graph.png (algorithm time per application, per
@@ -17,9 +19,10 @@
 # thread. SPDX-License-Identifier: BSD-3-Clause
 #
 # usage: perf/graph.sh [--build DIR] [--out DIR] [--scale S] [--edgefactor E]
-#                      [--graph FILE.el] [--reps N] [--apps "pagerank bfs cc sssp"]
+#                      [--graph FILE.el] [--reps N] [--apps "pagerank bfs cc sssp bfs500"]
 #                      [--engines "vertex linalg"] [--iters N] [--timeout S]
-#                      [--over "4 8"] [--plot-only]
+#                      [--over "4 8"] [--no-native] [--plot-only]
+#   --no-native  leave out the vertex engine's GV_AMO=native rows
 #   --graph   use this edge list (and FILE.w beside it, for sssp) instead
 #             of OUT/kron<S>.el, which is written by build/perf/kron when
 #             absent and reused when present
@@ -38,7 +41,7 @@
 #   system graphblas (procs = threads, transport "-") or grapevine (procs =
 #   ranks); status ok | fail:<exit> | timeout | noline | mismatch; check_a
 #   and check_b are the application's check fields: PageRank sum and max,
-#   BFS reached and depth, CC components and largest, SSSP reached and
+#   BFS and bfs500 reached and depth, CC components and largest, SSSP reached and
 #   sumdist. run_cpu_s (the process CPU seconds of the algorithm, where
 #   the program reports it) shows how much of a shared machine a run had.
 set -u
@@ -51,8 +54,9 @@ SCALE=20
 EF=16
 GRAPH=""
 REPS=3
-APPS="pagerank bfs cc sssp"
+APPS="pagerank bfs cc sssp bfs500"
 ENGINES="vertex linalg"
+NATIVE=1
 ITERS=20
 TMO=900
 PLOT_ONLY=0
@@ -75,6 +79,7 @@ while [ $# -gt 0 ]; do
     --iters) posint "$1" "${2:-}"; ITERS=$2; shift ;;
     --timeout) posint "$1" "${2:-}"; TMO=$2; shift ;;
     --over) [ $# -ge 2 ] || die "--over needs a list (may be empty)"; OVER=$2; shift ;;
+    --no-native) NATIVE=0 ;;
     --plot-only) PLOT_ONLY=1 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) die "option '$1' unknown (see --help)" ;;
@@ -82,7 +87,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 for a in $APPS; do
-    case $a in pagerank | bfs | cc | sssp) ;; *) die "--apps: '$a' unknown (accepted: pagerank bfs cc sssp)" ;; esac
+    case $a in pagerank | bfs | cc | sssp | bfs500) ;; *) die "--apps: '$a' unknown (accepted: pagerank bfs cc sssp bfs500)" ;; esac
 done
 for p in $OVER; do
     [[ $p =~ ^[1-9][0-9]*$ ]] && [ "$p" -gt 2 ] || die "--over: '$p': expected rank counts above 2"
@@ -99,7 +104,7 @@ field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
 checks() { # APP -> the names of its two check fields
     case $1 in
     pagerank) echo "sum max" ;;
-    bfs) echo "reached depth" ;;
+    bfs | bfs500) echo "reached depth" ;;
     cc) echo "components largest" ;;
     sssp) echo "reached sumdist" ;;
     esac
@@ -166,11 +171,16 @@ if [ $PLOT_ONLY = 0 ]; then
             extra=(--iters "$ITERS")
             [ "$app" = sssp ] && [ -n "$WFILE" ] && extra+=(--weights "$WFILE")
             [ "$app" = pagerank ] && extra+=(--tol 0)
+            # The Graph500 BFS is written natively on the graph (no engine):
+            # its peer is GraphBLAS's BFS, already in the bfs rows.
+            [ "$app" = bfs500 ] && extra=()
             for t in 1 2; do
-                run graphblas - "$app" "$t" - "$rep" "$grb" "$app" --input "$GRAPH" \
-                    --nthreads "$t" "${extra[@]}"
+                [ "$app" = bfs500 ] ||
+                    run graphblas - "$app" "$t" - "$rep" "$grb" "$app" --input "$GRAPH" \
+                        --nthreads "$t" "${extra[@]}"
                 [ $HAVE_GV = 1 ] || continue
                 for eng in $ENGINES; do
+                    [ "$app" = bfs500 ] && [ "$eng" != vertex ] && continue
                     verb=()
                     [ "$eng" = linalg ] && verb=(--verbose)
                     for tl in shm tcp; do
@@ -178,6 +188,14 @@ if [ $PLOT_ONLY = 0 ]; then
                             "$gvrun" -n "$t" "$gvg" "$app" --input "$GRAPH" --engine "$eng" \
                             "${extra[@]}" "${verb[@]}"
                     done
+                    # The Figure 6 question of a real application: the
+                    # vertex engine's word updates as the transport's
+                    # remote atomics (shm has them; tcp does not).
+                    [ "$eng" = vertex ] && [ "$NATIVE" = 1 ] &&
+                        run grapevine "$eng" "$app" "$t" shm-native "$rep" \
+                            env GV_TRANSPORT=shm GV_AMO=native \
+                            "$gvrun" -n "$t" "$gvg" "$app" --input "$GRAPH" --engine "$eng" \
+                            "${extra[@]}"
                 done
             done
             [ $HAVE_GV = 1 ] || continue
@@ -202,17 +220,20 @@ awk -F, -v out="$CSV.tmp" '
     NR == 1 { print > out; next }
     { row[NR] = $0; app[NR] = $3; a[NR] = $13; b[NR] = $14; st[NR] = $7
       if ($1 == "graphblas" && $4 == 1 && $7 == "ok" && !($3 in ra)) { ra[$3] = $13; rb[$3] = $14 } }
+    # bfs500 answers the BFS question: its reference is the bfs row.
+    function ref(x) { return (x == "bfs500") ? "bfs" : x }
     function close_(x, y, tol) { d = x - y; if (d < 0) d = -d; m = (y < 0) ? -y : y; return d <= tol * m }
     END {
         bad = 0
         for (i = 2; i <= NR; i++) {
-            if (st[i] != "ok" || !(app[i] in ra)) { print row[i] > out; continue }
+            r = ref(app[i])
+            if (st[i] != "ok" || !(r in ra)) { print row[i] > out; continue }
             tol = (app[i] == "pagerank") ? 1e-9 : 1e-6
-            if (app[i] == "pagerank") ok = close_(a[i], ra[app[i]], tol) && close_(b[i], rb[app[i]], tol)
-            else if (app[i] == "sssp") ok = (a[i] == ra[app[i]]) && close_(b[i], rb[app[i]], tol)
-            else ok = (a[i] == ra[app[i]]) && (b[i] == rb[app[i]])
+            if (app[i] == "pagerank") ok = close_(a[i], ra[r], tol) && close_(b[i], rb[r], tol)
+            else if (app[i] == "sssp") ok = (a[i] == ra[r]) && close_(b[i], rb[r], tol)
+            else ok = (a[i] == ra[r]) && (b[i] == rb[r])
             if (!ok) { sub(/,ok,/, ",mismatch,", row[i]); bad++
-                       printf "MISMATCH %s: %s,%s against graphblas/1: %s,%s\n", app[i], a[i], b[i], ra[app[i]], rb[app[i]] > "/dev/stderr" }
+                       printf "MISMATCH %s: %s,%s against graphblas/1: %s,%s\n", app[i], a[i], b[i], ra[r], rb[r] > "/dev/stderr" }
             print row[i] > out
         }
         exit (bad > 0) ? 1 : 0
@@ -241,8 +262,9 @@ awk -F, 'NR > 1 && $7 == "ok" && $4 <= 2 {
         for (k in n) {
             split(k, f, SUBSEP)
             label = (f[2] == "graphblas") ? "graphblas " f[4] "t" : f[3] " " f[5] " " f[4] "r"
-            r = ((f[1], f[4]) in g && g[f[1], f[4]] > 0) ? sprintf("%.2f", med[k] / g[f[1], f[4]]) : "-"
-            rc = ((f[1], f[4]) in gc && gc[f[1], f[4]] > 0) ? sprintf("%.2f", cmed[k] / gc[f[1], f[4]]) : "-"
+            p = (f[1] == "bfs500") ? "bfs" : f[1]
+            r = ((p, f[4]) in g && g[p, f[4]] > 0) ? sprintf("%.2f", med[k] / g[p, f[4]]) : "-"
+            rc = ((p, f[4]) in gc && gc[p, f[4]] > 0) ? sprintf("%.2f", cmed[k] / gc[p, f[4]]) : "-"
             printf "%-9s %-22s %10.4f %8s %10.4f %8s\n", f[1], label, med[k], r, cmed[k], rc
         }
     }' "$CSV" | { read -r hdr; echo "$hdr"; sort; } | tee "$TABLE.txt"
@@ -254,7 +276,7 @@ awk 'NR > 1 { label = $2; for (i = 3; i < NF - 3; i++) label = label "_" $i
         nc = 0; for (c in cfg) cols[++nc] = c
         for (i = 2; i <= nc; i++) { x = cols[i]; j = i - 1; while (j > 0 && cols[j] > x) { cols[j + 1] = cols[j]; j-- } cols[j + 1] = x }
         printf "app"; for (i = 1; i <= nc; i++) printf " %s", cols[i]; printf "\n"
-        na = split("pagerank bfs cc sssp", order, " ")
+        na = split("pagerank bfs bfs500 cc sssp", order, " ")
         for (k = 1; k <= na; k++) { a = order[k]; if (!(a in app)) continue; printf "%s", a; for (i = 1; i <= nc; i++) printf " %s", ((a, cols[i]) in t) ? t[a, cols[i]] : "-"; printf "\n" }
      }' "$TABLE.txt" >"$TABLE"
 if command -v gnuplot >/dev/null 2>&1; then
