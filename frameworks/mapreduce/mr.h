@@ -4,6 +4,7 @@
 #define GV_FW_MAPREDUCE_MR_H
 
 #include <grapevine/fw/mapreduce.h>
+#include "containers/common.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,16 +16,8 @@
 /* Mark the job's current run failed (its error already logged). */
 void gv__mr_fail(gv_mr_t *mr);
 
-/* splitmix64's finaliser. */
-static inline uint64_t mr_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
+/* splitmix64's finaliser: the containers' (one bijection for both). */
+#define mr_mix64 gv__fw_mix64
 
 /* Hash of @a len key bytes, 8 at a time then the tail. */
 static inline uint64_t mr_hash(const void *p, size_t len)
