@@ -979,22 +979,38 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
     gv__lib_back(&saved);
 }
 
-/* ---- routing (GV_AGG_ROUTE=node) ---------------------------------------
+/* ---- routing (GV_AGG_ROUTE=node, node2) -------------------------------
  *
- * A message from rank s to a rank d on another node travels inside an
- * envelope {s, d, id, flags} to the rank of s's node that serves d's node
- * (its local index: d's node mod the ranks of s's node), which aggregates
- * what its node sends to that node into its one queue to the serving rank
- * there (index: s's node mod the ranks of d's node), which hands it to d;
- * d runs the handler with s as the source. A pair's messages always take
- * the same hops, each hop is a FIFO queue and a relay forwards in arrival
- * order, so per-pair order holds as with direct sends. Quiescence counts
- * the message once at s (sent) and once at d (handled): a relay takes
- * its receive back and its forward is not counted. A relay forwards from
- * inside the handler, which never waits (it queues), so relays cannot
- * deadlock; what a relay queues is bounded by what arrives, as for any
- * handler that sends. Messages within a node are ordinary transport
- * messages, not routed. */
+ * node: a message from rank s to a rank d on another node travels inside
+ * an envelope {s, d, id, flags} to the rank of s's node that serves d's
+ * node (its local index: d's node mod the ranks of s's node), which
+ * aggregates what its node sends to that node into its one queue to the
+ * serving rank there (index: s's node mod the ranks of d's node), which
+ * hands it to d; d runs the handler with s as the source.
+ *
+ * node2: the nodes are a grid of ceil(sqrt(nodes)) columns, node k at row
+ * k / cols, column k % cols (the last row may be short). Two nodes in one
+ * row or one column are linked; a message from node A to node B not
+ * linked to it goes through C, the node in A's row and B's column, or,
+ * when A is in the short last row and C does not exist, the node in B's
+ * row and A's column. A node's links are served by its ranks in turn (the
+ * row's nodes, then the column's, each list without A itself, the i-th
+ * link by local index i mod the node's ranks), so a rank holds buffers to
+ * the other ranks of its node and to about 2 sqrt(nodes) / (ranks per
+ * node) ranks of other nodes. A hop between nodes goes from the rank that
+ * serves the link on one side to the rank that serves it on the other;
+ * on C the message may move once more within the node, to the rank that
+ * serves the link to B: at most five hops, two between nodes.
+ *
+ * With either route the next hop is a function of (this rank, d) only: a
+ * pair's messages always take the same hops, each hop is a FIFO queue and
+ * a relay forwards in arrival order, so per-pair order holds as with
+ * direct sends. Quiescence counts the message once at s (sent) and once
+ * at d (handled): a relay takes its receive back and its forward is not
+ * counted. A relay forwards from inside the handler, which never waits
+ * (it queues), so relays cannot deadlock; what a relay queues is bounded
+ * by what arrives, as for any handler that sends. Messages within a node
+ * are ordinary transport messages, not routed. */
 typedef struct {
     uint32_t src, dst;
     uint16_t id, flags;
@@ -1006,21 +1022,109 @@ static struct {
     int       *members;  /* the ranks by node, in rank order */
     int       *start;    /* node k's: members[start[k] .. start[k + 1]) */
     int        nnodes, mynode;
+    gv__route_shape_t sh; /* the above, for gv__am_route_hop() */
     gv_am_id_t id;       /* the envelope's handler */
     uint64_t   relayed;  /* messages this rank forwarded */
 } rt;
 
+static const char *const route_name[] = {"direct", "node", "node2"};
+
+/* node2's grid: the smallest width whose square holds @a nnodes. */
+static int grid_cols(int nnodes)
+{
+    int c = 1;
+
+    while (c * c < nnodes)
+        c++;
+    return c;
+}
+
+/* Nodes in node @a a's row, and in its column, of a grid of @a cols
+ * columns over @a nnodes nodes. */
+static int grid_row_len(int a, int nnodes, int cols)
+{
+    int first = a - a % cols;
+
+    return (nnodes - first < cols) ? nnodes - first : cols;
+}
+
+static int grid_col_len(int a, int nnodes, int cols)
+{
+    return (nnodes - 1 - a % cols) / cols + 1;
+}
+
+/* The link from node @a a to node @a n (in its row or column), numbered
+ * from 0 over the row's nodes and then the column's, a itself left out. */
+static int grid_link(int a, int n, int nnodes, int cols)
+{
+    int ca = a % cols, cn = n % cols, ra = a / cols, rn = n / cols;
+
+    if (rn == ra)
+        return cn - (cn > ca);
+    return grid_row_len(a, nnodes, cols) - 1 + rn - (rn > ra);
+}
+
+/* The next node after @a a (!= @a b) on node2's way to node @a b. */
+static int grid_next(int a, int b, int nnodes, int cols)
+{
+    int c;
+
+    if ((a / cols == b / cols) || (a % cols == b % cols))
+        return b;
+    c = a - a % cols + b % cols; /* a's row, b's column */
+    return (c < nnodes) ? c : b - b % cols + a % cols;
+}
+
+void gv__am_route_shape(gv__route_shape_t *sh, int route, const int *node_of,
+                        int nnodes, int size, int *members, int *start)
+{
+    int i, k;
+
+    memset(start, 0, ((size_t)nnodes + 1) * sizeof(int));
+    for (i = 0; i < size; i++)
+        start[node_of[i] + 1]++;
+    for (k = 0; k < nnodes; k++)
+        start[k + 1] += start[k];
+    /* Fill each node's slice in rank order, using start[k] as a cursor,
+     * then shift the cursors back. */
+    for (i = 0; i < size; i++)
+        members[start[node_of[i]]++] = i;
+    for (k = nnodes; k > 0; k--)
+        start[k] = start[k - 1];
+    start[0]    = 0;
+    sh->route   = route;
+    sh->nnodes  = nnodes;
+    sh->cols    = grid_cols(nnodes);
+    sh->node_of = node_of;
+    sh->members = members;
+    sh->start   = start;
+}
+
+int gv__am_route_hop(const gv__route_shape_t *sh, int rank, int dst)
+{
+    int a = sh->node_of[rank], b = sh->node_of[dst], n, out, in, r;
+
+    if (a == b)
+        return dst;
+    if (sh->route == GV_AGG_ROUTE_NODE2) {
+        n   = grid_next(a, b, sh->nnodes, sh->cols);
+        out = grid_link(a, n, sh->nnodes, sh->cols);
+        in  = grid_link(n, a, sh->nnodes, sh->cols);
+    } else {
+        n   = b;
+        out = b;
+        in  = a;
+    }
+    r = sh->members[sh->start[a] + out % (sh->start[a + 1] - sh->start[a])];
+    if (r != rank)
+        return r;
+    return sh->members[sh->start[n] + in % (sh->start[n + 1] - sh->start[n])];
+}
+
 /* The next rank on the way to @a dst (on another node than ours, or it). */
 static int route_hop(int dst)
 {
-    int dn = rt.node_of[dst], me = rt.mynode, r;
-
-    if (dn == me)
-        return dst;
-    r = rt.members[rt.start[me] + dn % (rt.start[me + 1] - rt.start[me])];
-    if (r != am.rank)
-        return r;
-    return rt.members[rt.start[dn] + me % (rt.start[dn + 1] - rt.start[dn])];
+    return gv__am_route_hop(&rt.sh, am.rank, dst);
 }
 
 static void flush_now(int dst);
@@ -1059,9 +1163,9 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
 
     if (len > GV_WIRE_MAX_PAYLOAD - sizeof(h)) {
         gv_error("active message of %zu bytes to rank %d on another node: "
-                 "GV_AGG_ROUTE=node carries at most %zu (unset it for %u)",
-                 len, dst, GV_WIRE_MAX_PAYLOAD - sizeof(h),
-                 GV_WIRE_MAX_PAYLOAD);
+                 "GV_AGG_ROUTE=%s carries at most %zu (unset it for %u)",
+                 len, dst, route_name[rt.sh.route],
+                 GV_WIRE_MAX_PAYLOAD - sizeof(h), GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
     if (sizeof(h) + len > sizeof(stack))
@@ -1094,8 +1198,7 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
     memcpy(&h, p, sizeof(h));
     if ((rt.node_of == NULL) || (h.src >= (uint32_t)am.size) ||
         (h.dst >= (uint32_t)am.size) || (h.src == h.dst) ||
-        ((h.dst != (uint32_t)am.rank) && (rt.node_of[h.dst] != rt.mynode) &&
-         (rt.node_of[src] != rt.mynode))) {
+        (gv__am_route_hop(&rt.sh, src, (int)h.dst) != am.rank)) {
         reject(src, "routed message with a bad source or destination, or "
                     "not for this rank to forward (is GV_AGG_ROUTE the same "
                     "on every rank?)");
@@ -1124,7 +1227,7 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
 int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
                        int rank)
 {
-    int i, local = 0, idx = 0, remote = 0, me = node_of[rank];
+    int i, local = 0, idx = 0, links, me = node_of[rank], cols;
 
     if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
         return size - 1;
@@ -1135,32 +1238,35 @@ int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
             local++;
         }
     }
+    if (route == GV_AGG_ROUTE_NODE2) {
+        /* Links 0 .. links - 1, the i-th served by local index i mod
+         * local (gv__am_route_hop). */
+        cols  = grid_cols(nnodes);
+        links = grid_row_len(me, nnodes, cols) - 1 +
+                grid_col_len(me, nnodes, cols) - 1;
+        return local - 1 + links / local + (idx < links % local);
+    }
+    links = 0;
     for (i = 0; i < nnodes; i++)
         if ((i != me) && (i % local == idx))
-            remote++;
-    return local - 1 + remote;
+            links++;
+    return local - 1 + links;
 }
 
 void gv__am_route_start(void)
 {
-    int i, n = am.size, *fill;
+    int i, n = am.size;
 
     if ((gv__env.AGG_ROUTE == GV_AGG_ROUTE_DIRECT) || (am.tl == NULL) || (gv_nnodes() <= 1))
         return;
     rt.nnodes  = gv_nnodes();
     rt.node_of = gv_malloc((size_t)n * sizeof(int));
     rt.members = gv_malloc((size_t)n * sizeof(int));
-    rt.start   = gv_calloc((size_t)rt.nnodes + 1, sizeof(int));
-    fill       = gv_calloc((size_t)rt.nnodes, sizeof(int));
-    for (i = 0; i < n; i++) {
-        rt.node_of[i] = gv_node_of(i);
-        rt.start[rt.node_of[i] + 1]++;
-    }
-    for (i = 0; i < rt.nnodes; i++)
-        rt.start[i + 1] += rt.start[i];
+    rt.start   = gv_malloc(((size_t)rt.nnodes + 1) * sizeof(int));
     for (i = 0; i < n; i++)
-        rt.members[rt.start[rt.node_of[i]] + fill[rt.node_of[i]]++] = i;
-    gv_free(fill);
+        rt.node_of[i] = gv_node_of(i);
+    gv__am_route_shape(&rt.sh, (int)gv__env.AGG_ROUTE, rt.node_of,
+                       rt.nnodes, n, rt.members, rt.start);
     rt.mynode = rt.node_of[am.rank];
     /* Every message to another node takes send_slow(): no batch or lone
      * area opens to such a rank, and gv_am_send_now() always goes the
@@ -1174,8 +1280,8 @@ size_t gv__am_route_bound(void)
     int peers = am.size - 1;
 
     if (rt.node_of != NULL)
-        peers = gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes, am.size,
-                                   am.rank);
+        peers = gv__am_route_peers(rt.sh.route, rt.node_of, rt.nnodes,
+                                   am.size, am.rank);
     return (size_t)peers * gv__am_memory_bound();
 }
 
@@ -2524,12 +2630,11 @@ void gv__am_stats_print(void)
             (unsigned long long)s->credit_stalls,
             (unsigned long long)s->rejected);
     if (rt.node_of != NULL)
-        fprintf(stderr, "[%04d] STATS route: node, %d nodes; buffers to at "
+        fprintf(stderr, "[%04d] STATS route: %s, %d nodes; buffers to at "
                 "most %d ranks, %zu bytes; queued at most %llu B; relayed "
-                "%llu msgs\n", am.rank, rt.nnodes,
-                gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes,
-                                   am.size,
-                                   am.rank),
+                "%llu msgs\n", am.rank, route_name[rt.sh.route], rt.nnodes,
+                gv__am_route_peers(rt.sh.route, rt.node_of, rt.nnodes,
+                                   am.size, am.rank),
                 gv__am_route_bound(),
                 (unsigned long long)s->queued_bytes_max,
                 (unsigned long long)rt.relayed);

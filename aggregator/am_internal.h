@@ -39,11 +39,32 @@ void        gv__am_stats_print(void);
 /* Bytes the send queues to one destination may hold when the sender is
  * outside handlers (GV_AGG_CREDITS + 1 buffers). */
 size_t      gv__am_memory_bound(void);
-/* After the teams (gv_node_of): set up GV_AGG_ROUTE=node's hops. */
+/* After the teams (gv_node_of): set up GV_AGG_ROUTE=node's or node2's
+ * hops. */
 void        gv__am_route_start(void);
+/* A job's shape as a route sees it: rank i is on node node_of[i] of
+ * nnodes (each with at least one rank); node k's ranks, in rank order,
+ * are members[start[k] .. start[k + 1]). */
+typedef struct {
+    int        route; /* GV_AGG_ROUTE_NODE or _NODE2 */
+    int        nnodes;
+    int        cols;  /* node2: the grid's width, ceil(sqrt(nnodes)) */
+    const int *node_of, *members, *start;
+} gv__route_shape_t;
+/* Fill @a members (one per rank) and @a start (nnodes + 1) from
+ * @a node_of, and @a sh with them. */
+void        gv__am_route_shape(gv__route_shape_t *sh, int route,
+                               const int *node_of, int nnodes, int size,
+                               int *members, int *start);
+/* The rank to which @a rank hands a message for @a dst (!= @a rank) under
+ * @a sh's route: @a dst itself on the same node, else the next relay; never
+ * @a rank. A function of (@a rank, @a dst) only: a pair's messages always
+ * take the same hops. */
+int         gv__am_route_hop(const gv__route_shape_t *sh, int rank, int dst);
 /* Ranks that @a rank may hold aggregation buffers to under route @a route
- * (GV_AGG_ROUTE_DIRECT or _NODE), in a job of @a size ranks where rank i is on node
- * node_of[i] of @a nnodes (each with at least one rank). */
+ * (GV_AGG_ROUTE_DIRECT, _NODE or _NODE2), in a job of @a size ranks where
+ * rank i is on node node_of[i] of @a nnodes (each with at least one
+ * rank). */
 int         gv__am_route_peers(int route, const int *node_of, int nnodes,
                                int size, int rank);
 /* This rank's bound on its aggregation buffers, all destinations: its

@@ -33,7 +33,7 @@ enum { GV_LOG_ENV_ERROR, GV_LOG_ENV_WARN, GV_LOG_ENV_INFO, GV_LOG_ENV_DEBUG,
        GV_LOG_ENV_TRACE };
 enum { GV_BIND_CORE, GV_BIND_NONE };
 enum { GV_AMO_AM, GV_AMO_NATIVE };
-enum { GV_AGG_ROUTE_DIRECT, GV_AGG_ROUTE_NODE };
+enum { GV_AGG_ROUTE_DIRECT, GV_AGG_ROUTE_NODE, GV_AGG_ROUTE_NODE2 };
 
 /**
  * Parse every GV_* variable from the environment into gv__env.

@@ -1,7 +1,8 @@
 #!/bin/bash
-# GUPS agg per GV_AGG_ROUTE on pretend nodes (GV_TEST_NODES), the routes
-# taking turns in one run: updates/s, messages per transport message (the
-# batches' average fill; relayed hops included), the largest send-queue
+# GUPS agg per GV_AGG_ROUTE (direct, node, node2) on pretend nodes
+# (GV_TEST_NODES), the routes taking turns in one run: updates/s, messages
+# per transport message (the batches' average fill; relayed hops
+# included), the largest send-queue
 # high-water mark of any rank (measured), and gvinfo's bound per rank.
 # Prints one line per launch and the medians per shape and route.
 # Usage: perf/route.sh [--reps N] [--ranks R] [--nodes "2 4"]
@@ -24,7 +25,7 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 for rep in $(seq "$REPS"); do
     for k in $NODES; do
-        for route in direct node; do
+        for route in direct node node2; do
             f=$OUT/$k.$route.$rep
             if ! env GV_TRANSPORT="$TL" GV_AGG_ROUTE=$route GV_TEST_NODES="$k" \
                 GV_STATS=1 timeout 300 "$BUILD/bin/gvrun" -n "$RANKS" \
@@ -52,7 +53,7 @@ med() { # the median of the numbers on stdin
     sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 for k in $NODES; do
-    for route in direct node; do
+    for route in direct node node2; do
         line=$(grep "nodes=$k route=$route " "$OUT/all")
         echo -n "nodes=$k route=$route "
         for f in mups msgs_per_tl_msg queued_max_B bound_B; do

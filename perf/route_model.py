@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An analytic model of aggregation per GV_AGG_ROUTE (direct, node).
+"""An analytic model of aggregation per GV_AGG_ROUTE (direct, node, node2).
 
 Given nodes N, ranks per node R, the payload of a message, each rank's
 injection rate (messages per second, destinations uniform over the ranks,
@@ -16,7 +16,8 @@ and the network's latency and bandwidth, it predicts per route:
             any; node: the relay's buffer to another node) when it ships:
             full, or what arrived within the timeout
   t_fill    time to fill that buffer at its arrival rate
-  hops      transport messages a message to another node takes (1 or 3)
+  hops      transport messages a message to another node takes at most
+            (direct 1, node 3, node2 5)
   lat       a message's time to its handler when the job is not busy:
             per hop, the batch's wait (the lesser of t_fill and the
             timeout, halved: the average record waits half) plus the
@@ -56,7 +57,48 @@ def dests(route, nodes, rpn):
     return rpn - 1 + math.ceil((nodes - 1) / rpn)
 
 
+def grid(nodes):
+    """node2's grid: ceil(sqrt(nodes)) columns, rows to hold the nodes."""
+    cols = math.isqrt(nodes - 1) + 1 if nodes > 1 else 1
+    return cols, -(-nodes // cols)
+
+
+def model_node2(nodes, rpn, a):
+    """node2 (gv__am_route_hop): the nodes in a grid, a message to a node
+    neither in the sender's row nor column going through the node in the
+    sender's row and the destination's column; each node's links (row and
+    column, rows + cols - 2 at most) served by its ranks in turn."""
+    cols, rows = grid(nodes)
+    links = cols - 1 + rows - 1
+    rec = pad4(4 + 12 + a.payload)
+    # A node sends lam x R / N to each other node: over one link to the
+    # `links` it is linked to, over two to the others. The link-uses of a
+    # node's traffic, spread over its links, give the messages per second
+    # into one relay's buffer to another node.
+    pair = a.rate * rpn / nodes
+    rate = pair * (links + 2 * (nodes - 1 - links)) / links
+    cap = a.agg_bytes // rec
+    t_fill = cap / rate if rate > 0 else math.inf
+    timeout = a.timeout_us * 1e-6
+    fill = max(1.0, min(cap, rate * timeout)) if t_fill > timeout else cap
+    d = rpn - 1 + math.ceil(links / rpn)
+    bound = d * (a.credits + 1) * a.agg_bytes
+    open_mem = (rpn - 1) * a.agg_bytes + (d - rpn + 1) * a.agg_bytes * \
+        min(1.0, rate * timeout)
+    hops = 5  # within A, to C, within C, to B, within B
+    wait = min(t_fill, timeout) / 2
+    wire = fill * rec / (a.bandwidth_gbs * 1e9)
+    lat = hops * (wait + a.latency_us * 1e-6) + wire
+    return dict(route="node2", nodes=nodes, dests=d, bound=bound,
+                open=open_mem, fill=fill, cap=cap, t_fill=t_fill,
+                hops=hops, lat=lat)
+
+
 def model(route, nodes, rpn, a):
+    if route == "node2" and nodes > 1:
+        return model_node2(nodes, rpn, a)
+    if route == "node2":
+        route = "node"
     p = nodes * rpn
     lam = a.rate
     rec_local = pad4(4 + a.payload)
@@ -110,7 +152,7 @@ def table(a):
           f"{'open/rank':>10} {'fill':>13} {'t_fill':>10} {'hops':>4} "
           f"{'latency':>9}")
     for n in a.nodes:
-        for route in ("direct", "node"):
+        for route in ("direct", "node", "node2"):
             m = model(route, n, a.ranks_per_node, a)
             print(f"{n:>6} {route:>6} {m['dests']:>6} "
                   f"{human(m['bound']):>11} {human(m['open']):>10} "

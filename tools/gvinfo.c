@@ -42,7 +42,7 @@ static long count_arg(const char *s, long lo, long hi)
 }
 
 /* GV_AGG_ROUTE's values, in env.def's order. */
-static const char *const route_names[] = {"direct", "node"};
+static const char *const route_names[] = {"direct", "node", "node2"};
 
 /* The bound on one rank's aggregation buffers: the route's destinations
  * (the largest count over the ranks) times the bound per destination. */
@@ -62,7 +62,7 @@ static void print_route_bound(long ranks, long nodes)
     printf("aggregator: a job of %ld ranks in %ld node(s) (%ld to %ld per "
            "node):\n", ranks, nodes, ranks / nodes,
            (ranks + nodes - 1) / nodes);
-    for (route = GV_AGG_ROUTE_DIRECT; route <= GV_AGG_ROUTE_NODE; route++) {
+    for (route = GV_AGG_ROUTE_DIRECT; route <= GV_AGG_ROUTE_NODE2; route++) {
         most = 0;
         for (r = 0; r < ranks; r++) {
             peers = gv__am_route_peers(route, node_of, (int)nodes,
@@ -259,6 +259,10 @@ int main(int argc, char **argv)
                    (gv__env.AGG_ROUTE == GV_AGG_ROUTE_NODE)
                        ? "a rank buffers to the other ranks of its node and "
                          "to about (nodes - 1) / (ranks per node) ranks on "
+                         "other nodes"
+                   : (gv__env.AGG_ROUTE == GV_AGG_ROUTE_NODE2)
+                       ? "a rank buffers to the other ranks of its node and "
+                         "to about 2 sqrt(nodes) / (ranks per node) ranks on "
                          "other nodes"
                        : "a rank buffers to every other rank");
     }

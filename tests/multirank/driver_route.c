@@ -1,9 +1,10 @@
 /* GV_AGG_ROUTE over shm, tcp and ucx/tcp with pretend nodes
  * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
- * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes; GUPS
- * and the DSM tests with GV_AGG_ROUTE=node; and a killed relay rank, which
- * must stop the job with its name; and the tightest flow control through
- * relays. SPDX-License-Identifier: BSD-3-Clause */
+ * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes (node2:
+ * 2, 3 and 4 nodes, 4 being a 2 x 2 grid); GUPS and the DSM tests with
+ * GV_AGG_ROUTE=node and node2; and a killed relay rank, which must stop
+ * the job with its name; and the tightest flow control through relays.
+ * SPDX-License-Identifier: BSD-3-Clause */
 #include "driver.h"
 
 #include <criterion/criterion.h>
@@ -14,12 +15,13 @@
 
 typedef struct {
     int tl;     /* enum drv_tl */
-    int node;   /* 0: GV_AGG_ROUTE=direct, 1: node */
+    int route;  /* an index into route_names[] */
     int nranks;
     int nodes;  /* GV_TEST_NODES */
 } route_case_t;
 
 static const int route_tls[] = {DRV_SHM, DRV_TCP, DRV_UCX_TCP};
+static const char *const route_names[] = {"direct", "node", "node2"};
 #define NROUTE_TLS (sizeof(route_tls) / sizeof(route_tls[0]))
 
 /* Run @a prog with @a args under GV_AGG_ROUTE; 1 if the caller goes on
@@ -56,20 +58,23 @@ static int relayed_any(const char *out)
 
 ParameterizedTestParameters(route, mr_route)
 {
-    static route_case_t cases[NROUTE_TLS * 2 * 6];
+    static route_case_t cases[NROUTE_TLS * (2 * 6 + 4)];
     static const int    shapes[][2] = {{4, 2}, {4, 3}, {6, 2},
                                        {6, 3}, {8, 2}, {8, 3}};
+    /* node2: with 2 nodes its grid is one row (node's way, other
+     * relays); 3 nodes make a short last row; 4 a 2 x 2 grid. */
+    static const int    shapes2[][2] = {{4, 2}, {6, 3}, {8, 3}, {8, 4}};
     size_t              i, r, j, n = 0;
 
-    for (i = 0; i < NROUTE_TLS; i++)
+    for (i = 0; i < NROUTE_TLS; i++) {
         for (r = 0; r < 2; r++)
-            for (j = 0; j < 6; j++) {
-                cases[n].tl     = route_tls[i];
-                cases[n].node   = (int)r;
-                cases[n].nranks = shapes[j][0];
-                cases[n].nodes  = shapes[j][1];
-                n++;
-            }
+            for (j = 0; j < 6; j++)
+                cases[n++] = (route_case_t){route_tls[i], (int)r,
+                                            shapes[j][0], shapes[j][1]};
+        for (j = 0; j < 4; j++)
+            cases[n++] = (route_case_t){route_tls[i], 2, shapes2[j][0],
+                                        shapes2[j][1]};
+    }
     return cr_make_param_array(route_case_t, cases, n);
 }
 
@@ -77,7 +82,7 @@ ParameterizedTest(route_case_t *c, route, mr_route,
                   .timeout = 3 * GVRUN_LIMIT_S / 2)
 {
     const tl_cfg_t *t = &drv_tls[c->tl];
-    const char     *route = c->node ? "node" : "direct";
+    const char     *route = route_names[c->route];
     char            cmd[1024], *out = NULL;
     int             rc;
 
@@ -92,11 +97,11 @@ ParameterizedTest(route_case_t *c, route, mr_route,
     cr_expect(out != NULL && strstr(out, "each once and in order: ok"),
               "mr_route over %s, route %s, %d ranks in %d nodes printed no "
               "result line", t->label, route, c->nranks, c->nodes);
-    /* node: the route was taken (some rank relayed); direct: no rank
-     * printed a route line at all. */
-    if (c->node)
+    /* node, node2: the route was taken (some rank relayed); direct: no
+     * rank printed a route line at all. */
+    if (c->route > 0)
         cr_expect(out != NULL && relayed_any(out),
-                  "route node over %s: no rank relayed a message:\n%s",
+                  "route %s over %s: no rank relayed a message:\n%s", route,
                   t->label, out ? out : "");
     else
         cr_expect(out != NULL && strstr(out, "STATS route") == NULL,
@@ -105,17 +110,21 @@ ParameterizedTest(route_case_t *c, route, mr_route,
     free(out);
 }
 
-/* GUPS (aggregated, verified) and the DSM tests with GV_AGG_ROUTE=node.
- * Cases hold plain values (the test may run in another process image):
- * an index into upper_progs[]. */
+/* GUPS (aggregated, verified) and the DSM tests with GV_AGG_ROUTE=node
+ * and node2. Cases hold plain values (the test may run in another process
+ * image): an index into upper_progs[]. */
 static const struct {
     const char *prog, *args, *ok; /* ok: a line printed on success */
+    const char *route;
     int         nranks, nodes;
 } upper_progs[] = {
-    {"mr_gups", "--mode agg", "errors=0", 6, 2},
-    {"mr_gups", "--mode am", "errors=0", 6, 3},
-    {"mr_dsm_atomic", "", "mr_dsm_atomic: ", 6, 3},
-    {"mr_dsm_gce", "", "mr_dsm_gce: ", 4, 2},
+    {"mr_gups", "--mode agg", "errors=0", "node", 6, 2},
+    {"mr_gups", "--mode am", "errors=0", "node", 6, 3},
+    {"mr_dsm_atomic", "", "mr_dsm_atomic: ", "node", 6, 3},
+    {"mr_dsm_gce", "", "mr_dsm_gce: ", "node", 4, 2},
+    {"mr_gups", "--mode agg", "errors=0", "node2", 8, 4},
+    {"mr_dsm_atomic", "", "mr_dsm_atomic: ", "node2", 6, 3},
+    {"mr_dsm_gce", "", "mr_dsm_gce: ", "node2", 8, 4},
 };
 #define NUPPER (sizeof(upper_progs) / sizeof(upper_progs[0]))
 
@@ -141,21 +150,23 @@ ParameterizedTest(upper_case_t *c, route, upper,
     const char     *prog = upper_progs[c->prog].prog;
     const char     *args = upper_progs[c->prog].args;
     const char     *ok   = upper_progs[c->prog].ok;
+    const char     *route = upper_progs[c->prog].route;
     char            cmd[1024], *out = NULL;
     int             rc;
 
-    if (!run_route(t, "node", upper_progs[c->prog].nranks,
+    if (!run_route(t, route, upper_progs[c->prog].nranks,
                    upper_progs[c->prog].nodes, prog, args, &rc, &out, cmd,
                    sizeof(cmd)))
         cr_skip_test("%s over %s: transport %s was not built", prog,
                      t->label, t->name);
     if (rc != 0)
         cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
-    cr_expect_eq(rc, 0, "%s %s over %s with GV_AGG_ROUTE=node: exit %d",
-                 prog, args, t->label, rc);
+    cr_expect_eq(rc, 0, "%s %s over %s with GV_AGG_ROUTE=%s: exit %d",
+                 prog, args, t->label, route, rc);
     cr_expect(out != NULL && strstr(out, ok) && relayed_any(out),
-              "%s over %s with GV_AGG_ROUTE=node: no \"%s\" line, or no "
-              "rank relayed:\n%s", prog, t->label, ok, out ? out : "");
+              "%s over %s with GV_AGG_ROUTE=%s: no \"%s\" line, or no "
+              "rank relayed:\n%s", prog, t->label, route, ok,
+              out ? out : "");
     free(out);
 }
 
@@ -163,12 +174,13 @@ ParameterizedTest(upper_case_t *c, route, upper,
  * batches): neither a deadlock nor a lost message. */
 ParameterizedTestParameters(route, tight)
 {
-    static route_case_t cases[NROUTE_TLS * 2];
+    static route_case_t cases[NROUTE_TLS * 3];
     size_t              i, n = 0;
 
     for (i = 0; i < NROUTE_TLS; i++) {
         cases[n++] = (route_case_t){route_tls[i], 1, 8, 2};
         cases[n++] = (route_case_t){route_tls[i], 1, 8, 3};
+        cases[n++] = (route_case_t){route_tls[i], 2, 8, 4};
     }
     return cr_make_param_array(route_case_t, cases, n);
 }
@@ -183,8 +195,8 @@ ParameterizedTest(route_case_t *c, route, tight,
     snprintf(env, sizeof(env), "%s GV_AGG_CREDITS=1 GV_AGG_BYTES=256",
              t.env);
     t.env = env;
-    if (!run_route(&t, "node", c->nranks, c->nodes, "mr_route", "", &rc,
-                   &out, cmd, sizeof(cmd)))
+    if (!run_route(&t, route_names[c->route], c->nranks, c->nodes,
+                   "mr_route", "", &rc, &out, cmd, sizeof(cmd)))
         cr_skip_test("mr_route over %s: transport %s was not built",
                      t.label, t.name);
     if (rc != 0)
@@ -192,41 +204,64 @@ ParameterizedTest(route_case_t *c, route, tight,
     cr_expect(rc == 0 && out != NULL &&
                   strstr(out, "each once and in order: ok") &&
                   relayed_any(out),
-              "mr_route over %s with one credit, %d ranks in %d nodes: exit "
-              "%d", t.label, c->nranks, c->nodes, rc);
+              "mr_route over %s, route %s with one credit, %d ranks in %d "
+              "nodes: exit %d", t.label, route_names[c->route], c->nranks,
+              c->nodes, rc);
     free(out);
 }
 
 /* A relay killed mid-stream: the job stops (well before its time limit)
- * and names it. */
+ * and names it. node: 4 ranks in 2 nodes, where node 0 is ranks 0 and 1
+ * and rank 1 serves node 1. node2: 8 ranks in a 2 x 2 grid of nodes,
+ * where rank 0's messages to rank 7 (node 0 to node 3) go through node 1
+ * (ranks 2 and 3), and rank 3 forwards them to node 3. */
+static const struct {
+    const char *route, *victim;
+    int         nranks, nodes;
+} kill_cases[] = {
+    {"node", "rank 1", 4, 2},
+    {"node2", "rank 3", 8, 4},
+};
+#define NKILL (sizeof(kill_cases) / sizeof(kill_cases[0]))
+
+typedef struct {
+    int tl, which; /* an index into kill_cases[] */
+} kill_case_t;
+
 ParameterizedTestParameters(route, killed_relay)
 {
-    static int tls[NROUTE_TLS];
-    size_t     i;
+    static kill_case_t cases[NROUTE_TLS * NKILL];
+    size_t             i, j, n = 0;
 
     for (i = 0; i < NROUTE_TLS; i++)
-        tls[i] = route_tls[i];
-    return cr_make_param_array(int, tls, NROUTE_TLS);
+        for (j = 0; j < NKILL; j++)
+            cases[n++] = (kill_case_t){route_tls[i], (int)j};
+    return cr_make_param_array(kill_case_t, cases, n);
 }
 
-ParameterizedTest(int *tl, route, killed_relay,
+ParameterizedTest(kill_case_t *c, route, killed_relay,
                   .timeout = 3 * GVRUN_LIMIT_S / 2)
 {
-    const tl_cfg_t *t = &drv_tls[*tl];
-    char            cmd[1024], *out = NULL;
+    const tl_cfg_t *t = &drv_tls[c->tl];
+    const char     *route = kill_cases[c->which].route;
+    const char     *victim = kill_cases[c->which].victim;
+    char            cmd[1024], named[64], said[64], *out = NULL;
     int             rc;
 
-    if (!run_route(t, "node", 4, 2, "mr_route", "--kill-relay", &rc, &out,
-                   cmd, sizeof(cmd)))
+    if (!run_route(t, route, kill_cases[c->which].nranks,
+                   kill_cases[c->which].nodes, "mr_route", "--kill-relay",
+                   &rc, &out, cmd, sizeof(cmd)))
         cr_skip_test("mr_route over %s: transport %s was not built",
                      t->label, t->name);
     cr_expect(rc != 0 && rc != 124,
-              "%s: exit %d after the relay was killed (0: it was not; 124: "
-              "the job did not stop):\n%s", t->label, rc, out ? out : "");
-    /* 4 ranks in 2 nodes: node 0 is ranks 0 and 1; rank 1 serves node 1. */
-    cr_expect(out != NULL && strstr(out, "relay to be killed: rank 1") &&
-                  strstr(out, "rank 1 (pid") && strstr(out, "signal 9"),
-              "%s: the output does not name relay rank 1 and signal 9:\n%s",
-              t->label, out ? out : "");
+              "%s, route %s: exit %d after the relay was killed (0: it was "
+              "not; 124: the job did not stop):\n%s", t->label, route, rc,
+              out ? out : "");
+    snprintf(said, sizeof(said), "relay to be killed: %s\n", victim);
+    snprintf(named, sizeof(named), "%s (pid", victim);
+    cr_expect(out != NULL && strstr(out, said) && strstr(out, named) &&
+                  strstr(out, "signal 9"),
+              "%s, route %s: the output does not name relay %s and signal "
+              "9:\n%s", t->label, route, victim, out ? out : "");
     free(out);
 }

@@ -11,11 +11,15 @@
  * Then the global counts of gv_am_stats() must agree (a relay counts
  * nothing).
  *
- * With --kill-relay (GV_AGG_ROUTE=node, at least 2 nodes): the rank of
- * node 0 that serves node 1 kills itself (SIGKILL) halfway through the
- * stream; the job must stop, its launcher naming that rank.
+ * With --kill-relay (GV_AGG_ROUTE=node or node2, at least 2 nodes): a
+ * relay on the way from rank 0 to the last rank (node: the first; node2:
+ * the last on a node in between, if the way crosses one) kills itself
+ * (SIGKILL) halfway through the stream; the job must stop, its launcher
+ * naming that rank.
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "tests/multirank/mr.h"
+#include "aggregator/am_internal.h"
+#include "core/env.h"
 
 #include <signal.h>
 
@@ -34,18 +38,30 @@ static gv_am_id_t msg_id, reply_id;
 static uint32_t  *next_seq; /* per source: the number expected next */
 static uint64_t   got, replies, reply_sum;
 
-/* The rank of node 0 that serves node 1 under GV_AGG_ROUTE=node. */
-static int relay_0_to_1(void)
+/* The relay to kill under @a route (see above), walking the route's hops
+ * from rank 0 to the last rank. */
+static int relay_to_kill(int route)
 {
-    int r, local = 0, idx, target;
+    int               n = gv_nranks(), r, next, victim = -1, i;
+    int              *node_of = calloc((size_t)n, sizeof(int));
+    int              *members = calloc((size_t)n, sizeof(int));
+    int              *start   = calloc((size_t)gv_nnodes() + 1, sizeof(int));
+    gv__route_shape_t sh;
 
-    for (r = 0; r < gv_nranks(); r++)
-        local += (gv_node_of(r) == 0);
-    target = 1 % local;
-    for (r = 0, idx = 0; r < gv_nranks(); r++)
-        if ((gv_node_of(r) == 0) && (idx++ == target))
-            return r;
-    return -1;
+    MR_CHECK(node_of && members && start, "out of memory");
+    for (i = 0; i < n; i++)
+        node_of[i] = gv_node_of(i);
+    gv__am_route_shape(&sh, route, node_of, gv_nnodes(), n, members, start);
+    for (r = 0; (next = gv__am_route_hop(&sh, r, n - 1)) != n - 1; r = next) {
+        if ((victim < 0) || ((route == GV_AGG_ROUTE_NODE2) &&
+                             (node_of[next] != 0) &&
+                             (node_of[next] != node_of[n - 1])))
+            victim = next;
+    }
+    free(node_of);
+    free(members);
+    free(start);
+    return victim;
 }
 
 static uint64_t fill_byte(uint32_t src, uint32_t seq, size_t i)
@@ -128,10 +144,15 @@ int main(int argc, char **argv)
         const char *route = getenv("GV_AGG_ROUTE");
 
         if ((gv_nnodes() < 2) || (route == NULL) ||
-            (strcasecmp(route, "node") != 0))
-            mr_skip("--kill-relay needs GV_AGG_ROUTE=node and "
+            ((strcasecmp(route, "node") != 0) &&
+             (strcasecmp(route, "node2") != 0)))
+            mr_skip("--kill-relay needs GV_AGG_ROUTE=node or node2 and "
                     "GV_TEST_NODES of 2 or more");
-        victim = relay_0_to_1();
+        victim = relay_to_kill((strcasecmp(route, "node") == 0)
+                                   ? GV_AGG_ROUTE_NODE
+                                   : GV_AGG_ROUTE_NODE2);
+        MR_CHECK(victim >= 0, "no relay between rank 0 and rank %d",
+                 gv_nranks() - 1);
         if (gv_rank() == 0)
             printf("relay to be killed: rank %d\n", victim);
         fflush(stdout);

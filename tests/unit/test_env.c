@@ -102,9 +102,12 @@ Test(env, parse_reads_environment_and_defaults)
     setenv("GV_AGG_ROUTE", "Node", 1);
     cr_assert_eq(gv__env_parse(err, sizeof(err)), GV_OK, "%s", err);
     cr_assert_eq(gv__env.AGG_ROUTE, GV_AGG_ROUTE_NODE);
+    setenv("GV_AGG_ROUTE", "node2", 1);
+    cr_assert_eq(gv__env_parse(err, sizeof(err)), GV_OK, "%s", err);
+    cr_assert_eq(gv__env.AGG_ROUTE, GV_AGG_ROUTE_NODE2);
     setenv("GV_AGG_ROUTE", "nodes", 1);
     cr_assert_eq(gv__env_parse(err, sizeof(err)), GV_ERR_INVALID);
-    cr_assert(strstr(err, "direct|node") != NULL, "%s", err);
+    cr_assert(strstr(err, "direct|node|node2") != NULL, "%s", err);
     unsetenv("GV_AGG_ROUTE");
     cr_assert_eq(gv__env.HEAP, 64ull << 20);
     cr_assert(!gv__env.HEAP_set);
