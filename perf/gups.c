@@ -88,12 +88,22 @@ static struct {
 enum {
     RK_ISSUED, RK_CPU_NS, RK_WALL_NS, RK_VCSW, RK_IVCSW, RK_SENT, RK_SELF,
     RK_RELAYED, RK_TL_SENT, RK_FULL, RK_TIMEOUT, RK_IDLE, RK_EXPLICIT,
-    RK_INTER_MSGS, RK_INTER_BATCHES, RK_QUEUED_MAX, RK_N
+    RK_INTER_MSGS, RK_INTER_BATCHES, RK_QUEUED_MAX, RK_GAP0, RK_ISSUE_CPU_NS = RK_GAP0 + 8, RK_N
 };
+/* --per-rank: the rank's pauses in issuing (wall time from one progress
+ * call's end to the next one's, less the CPU time spent issuing in
+ * between: time off the CPU, and handling what arrived, in gv_progress)
+ * of at least so many microseconds, counted, and the CPU time spent
+ * issuing: an oversubscribed rank issues in bursts between them. */
+static const unsigned gap_us[8] = {50, 100, 200, 300, 500, 1000, 2000, 5000};
+static uint64_t gaps[8];
+static double   issue_cpu;
 static const char *const rk_names[RK_N] = {
     "issued", "cpu_ns", "wall_ns", "vcsw", "ivcsw", "sent", "self",
     "relayed", "tl_sent", "full", "timeout", "idle", "explicit",
-    "internode_msgs", "internode_batches", "queued_max"};
+    "internode_msgs", "internode_batches", "queued_max", "gaps_50us",
+    "gaps_100us", "gaps_200us", "gaps_300us", "gaps_500us", "gaps_1000us",
+    "gaps_2000us", "gaps_5000us", "issue_cpu_ns"};
 
 static struct {
     int         me, P;
@@ -292,6 +302,25 @@ static int tick(uint64_t done, uint64_t total, double t0, double *last)
     return 0;
 }
 
+static double cpu_s(void);
+
+/* --per-rank: gv_progress() with the pause in issuing since the last
+ * one's end (*w0, *c0) counted by its length. */
+static void progress_timed(double *w0, double *c0)
+{
+    double   c = cpu_s(), w, off;
+    unsigned k;
+
+    issue_cpu += c - *c0;
+    gv_progress();
+    w   = gv_wtime();
+    off = (w - *w0) - (c - *c0);
+    for (k = 0; k < 8; k++)
+        gaps[k] += (off * 1e6 >= gap_us[k]);
+    *w0 = w;
+    *c0 = cpu_s();
+}
+
 __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                                                  double t0)
 {
@@ -301,7 +330,7 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
     const gv_am_id_t id    = g.upd_id;
     uint64_t         i;
     unsigned         poll = opt.poll;
-    double           last = t0;
+    double           last = t0, w0 = t0, c0 = opt.per_rank ? cpu_s() : 0;
 
     for (i = 0; i < n; i++) {
         gv_status_t status;
@@ -316,7 +345,10 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                      gv_status_str(status));
         /* Handle what others sent us, so that they are not held up. */
         if (--poll == 0) {
-            gv_progress();
+            if (opt.per_rank)
+                progress_timed(&w0, &c0);
+            else
+                gv_progress();
             poll = opt.poll;
         }
         if (((i & CLOCK_MASK) == CLOCK_MASK) && tick(i + 1, n, t0, &last)) {
@@ -436,6 +468,8 @@ static void per_rank_send(uint64_t mine, double cpu, double wall,
     row[RK_INTER_MSGS]    = st->internode_msgs;
     row[RK_INTER_BATCHES] = st->internode_batches;
     row[RK_QUEUED_MAX]    = st->queued_bytes_max;
+    memcpy(&row[RK_GAP0], gaps, sizeof(gaps));
+    row[RK_ISSUE_CPU_NS]  = (uint64_t)(issue_cpu * 1e9);
     if (gv_am_send(0, g.rank_id, row, sizeof(row)) != GV_OK)
         gv_abort(1, "gups: could not send the per-rank counters");
 }
@@ -504,7 +538,9 @@ static void usage_init(void)
         "                 two up to %d; 0 applies at once (16)\n"
         "  --per-rank     agg/am: rank 0 prints a line per rank: its\n"
         "                 updates, CPU and wall time and context switches\n"
-        "                 while issuing, and its aggregator's counters\n"
+        "                 while issuing, its pauses in issuing (off the\n"
+        "                 CPU or in gv_progress) of at least 50 us .. 5 ms\n"
+        "                 counted, and its aggregator's counters\n"
         "                 (perf/route_model.py --calibrate reads them)\n"
         OUT_USAGE
         "  Values are decimal digits (t and s may have a decimal point).\n"
