@@ -198,7 +198,7 @@ def predict_launch(route, ranks, a):
         members.setdefault(n, []).append(i)
     timeout = a.timeout_us * 1e-6
     rec_local, rec_env = pad4(4 + a.payload), pad4(4 + 12 + a.payload)
-    # buf[a][b] = [own records, forwarded records, bytes]
+    # buf[a][b] = [own records, forwarded records, bytes, envelopes]
     buf = [dict() for _ in range(p)]
     for s in range(p):
         per = ranks[s]["issued"] / p   # GUPS: uniform destinations
@@ -206,16 +206,22 @@ def predict_launch(route, ranks, a):
             if d == s:
                 continue
             if route == "direct" or node_of[d] == node_of[s]:
-                e = buf[s].setdefault(d, [0.0, 0.0, 0.0])
+                e = buf[s].setdefault(d, [0.0, 0.0, 0.0, 0.0])
                 e[0] += per
                 e[2] += per * rec_local
                 continue
             at = s
             while at != d:
                 nxt = route_hop(node_of, members, at, d)
-                e = buf[at].setdefault(nxt, [0.0, 0.0, 0.0])
+                e = buf[at].setdefault(nxt, [0.0, 0.0, 0.0, 0.0])
                 e[0 if at == s else 1] += per
-                e[2] += per * rec_env
+                if at == s and nxt == d:
+                    # to the rank it relays to: into the open batch to
+                    # it, without an envelope (not in internode_msgs)
+                    e[2] += per * rec_local
+                else:
+                    e[2] += per * rec_env
+                    e[3] += per
                 at = nxt
     out = []
     for i, r in enumerate(ranks):
@@ -226,7 +232,7 @@ def predict_launch(route, ranks, a):
         nwin, w_issue, w_wall = windows(issue_s, wall_s, polls, gaps,
                                         timeout)
         pr = dict(recs=0.0, batches=0.0, irecs=0.0, ibatches=0.0, open=0)
-        for b, (own, fwd, nbytes) in buf[i].items():
+        for b, (own, fwd, nbytes, envs) in buf[i].items():
             recs = own + fwd
             rec_b = nbytes / recs
             per_win = window_fill(own / issue_s if issue_s else 0,
@@ -236,7 +242,7 @@ def predict_launch(route, ranks, a):
             pr["recs"] += recs
             pr["batches"] += batches
             if node_of[b] != node_of[i]:
-                pr["irecs"] += recs
+                pr["irecs"] += envs
                 pr["ibatches"] += batches
             pr["open"] += 1 if per_win >= 1 else per_win
         ms = dict(recs=r["sent"] - r["self"] + r["relayed"],

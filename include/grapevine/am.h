@@ -245,9 +245,10 @@ typedef struct gv_am_stats {
  *  put into batches are msgs_sent - msgs_self + msgs_relayed, less those
  *  too large for a batch
  *  @var gv_am_stats::internode_msgs
- *  under GV_AGG_ROUTE=node, messages (own or relayed) this rank put into
- *  a batch to a rank on another node: the node-to-node hop (0 under
- *  direct)
+ *  under GV_AGG_ROUTE=node, messages in envelopes (own or relayed) this
+ *  rank put into a batch to a rank on another node: the node-to-node hop
+ *  (0 under direct). A rank's own message to the rank it relays to goes
+ *  without an envelope, uncounted, when a batch to that rank is open
  *  @var gv_am_stats::internode_batches
  *  under GV_AGG_ROUTE=node, batches this rank closed to ranks on another
  *  node, out of flush_full + flush_timeout + flush_idle + flush_explicit:
