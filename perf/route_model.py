@@ -25,18 +25,30 @@ and the network's latency and bandwidth, it predicts per route:
 Records: 4 bytes of header plus the payload, padded to 4; under node a
 message to another node carries a 12-byte envelope.
 
-Calibration (--calibrate FILE): perf/route.sh's median lines give, for
-each shape and route, the measured updates/s (the injection rate of a rank
-is updates/s / ranks) and messages per transport message. The model then
-predicts the fill for the measured rate and prints it beside the
-measurement. GUPS makes a fixed number of updates and stops: its batches
-are cut short by the idle and final flushes, so its measured fill is a
-lower bound of the steady state the model describes.
+A batch's fill is what reaches its buffer within one timeout window, or
+a full batch (window_fill): a rank's own records at its issuing rate for
+the window's issuing time, a relay's forwarded ones at their rate over
+the window's wall time. With a core to itself a rank's window is the
+timeout of issuing (the table below). An oversubscribed rank issues in
+bursts: windows() walks its measured timeline (issuing CPU time, pauses
+in issuing counted by length) to the windows' number and their issuing
+and wall time.
+
+Calibration (--calibrate FILE): perf/route.sh's output, whose per-rank
+lines (gups --per-rank) give each rank's updates, issuing CPU time, wall
+time, pauses, batches by closing reason, records and batches on the
+node-to-node hop and queued high-water mark. For each launch the model
+walks every pair's messages along the route's hops, predicts each
+buffer's fill from its rank's windows, and prints measured against
+predicted fill (all batches, the node-to-node hop, the rest) and queued
+high-water mark, with the relative error, per launch and as medians.
+--measure runs perf/route.sh --transport T --reps N first.
 
 Usage: perf/route_model.py [--ranks-per-node 32] [--nodes 1,16,128,1024]
            [--payload 8] [--rate 2e6] [--agg-bytes 65536] [--credits 4]
            [--timeout-us 300] [--latency-us 2] [--bandwidth-gbs 10]
-           [--calibrate perf-route-output.txt]
+           [--poll 256] [--calibrate perf-route-output.txt]
+           [--measure] [--transport tcp] [--reps 3]
 SPDX-License-Identifier: BSD-3-Clause
 """
 import argparse
@@ -261,7 +273,11 @@ def read_launches(path):
     launches = {}
     ranks_of = None
     tl = None
-    with open(path) as f:
+    try:
+        f = open(path)
+    except OSError as e:
+        sys.exit(f"route_model: cannot read {path}: {e.strerror}")
+    with f:
         for line in f:
             m = re.search(r"medians over \d+ launches: (\d+) ranks over "
                           r"([^\s,]+)", line)
@@ -381,9 +397,11 @@ def main():
         ap.error(f"--nodes takes numbers separated by commas, not "
                  f"'{a.nodes}'")
     if (a.ranks_per_node < 1 or min(a.nodes) < 1 or a.rate <= 0 or
-            a.agg_bytes < 256 or a.payload < 0):
-        ap.error("ranks per node and nodes must be at least 1, the rate "
-                 "positive, --agg-bytes at least 256")
+            a.agg_bytes < 256 or a.payload < 0 or a.poll < 1 or
+            a.reps < 1 or a.timeout_us <= 0):
+        ap.error("ranks per node, nodes, --poll and --reps must be at "
+                 "least 1, the rate and --timeout-us positive, --agg-bytes "
+                 "at least 256")
     if a.measure:
         # Measure now: perf/route.sh over --transport, its output kept.
         import os
