@@ -2505,9 +2505,9 @@ size_t gv__am_memory_bound(void)
 
 void gv_am_stats(gv_am_stats_t *stats_p)
 {
-    *stats_p            = am.stats;
-    stats_p->msgs_sent  = gv__am_hot.msgs_sent;
-    stats_p->bytes_sent = gv__am_hot.bytes_sent;
+    *stats_p              = am.stats;
+    stats_p->msgs_sent    = gv__am_hot.msgs_sent;
+    stats_p->bytes_sent   = gv__am_hot.bytes_sent;
     stats_p->msgs_relayed = rt.relayed;
 }
 
