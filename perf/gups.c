@@ -88,7 +88,8 @@ static struct {
 enum {
     RK_ISSUED, RK_CPU_NS, RK_WALL_NS, RK_VCSW, RK_IVCSW, RK_SENT, RK_SELF,
     RK_RELAYED, RK_TL_SENT, RK_FULL, RK_TIMEOUT, RK_IDLE, RK_EXPLICIT,
-    RK_INTER_MSGS, RK_INTER_BATCHES, RK_QUEUED_MAX, RK_GAP0, RK_ISSUE_CPU_NS = RK_GAP0 + 8, RK_N
+    RK_INTER_MSGS, RK_INTER_BATCHES, RK_QUEUED_MAX, RK_GAP0,
+    RK_ISSUE_CPU_NS = RK_GAP0 + 8, RK_N
 };
 /* --per-rank: the rank's pauses in issuing (wall time from one progress
  * call's end to the next one's, less the CPU time spent issuing in
