@@ -613,12 +613,15 @@ static int ship_lone(peer_t *p, int dst, out_msg_t *m)
     return 1;
 }
 
+static inline void count_internode_batch(int dst);
+
 static void flush_peer(int dst, uint64_t *reason_counter)
 {
     peer_t *p = &am.peers[dst];
 
     if (p->open != NULL) {
         (*reason_counter)++;
+        count_internode_batch(dst);
         if ((p->head == p->open) && ship_lone(p, dst, p->open))
             return;
         close_open(p);
@@ -1121,6 +1124,16 @@ int gv__am_route_hop(const gv__route_shape_t *sh, int rank, int dst)
     return sh->members[sh->start[n] + in % (sh->start[n + 1] - sh->start[n])];
 }
 
+/* Under GV_AGG_ROUTE=node: a batch to a rank on another node closed (the
+ * node-to-node hop's batches, apart from the hops within a node). Per
+ * batch, not per message. */
+static inline void count_internode_batch(int dst)
+{
+    if (__builtin_expect(rt.node_of != NULL, 0) &&
+        (rt.node_of[dst] != rt.mynode))
+        am.stats.internode_batches++;
+}
+
 /* The next rank on the way to @a dst (on another node than ours, or it). */
 static int route_hop(int dst)
 {
@@ -1144,6 +1157,9 @@ static gv_status_t route_forward(int dst, const void *env, size_t len,
     status = send_slow(hop, rt.id, env, len, now);
     if (status != GV_OK)
         return status;
+    if ((rt.node_of[hop] != rt.mynode) && am.aggregate &&
+        (gv_wire_rec_size(len) <= am.batch_max_rec))
+        am.stats.internode_msgs++; /* into a batch to another node */
     gv__am_hot.msgs_sent--;
     gv__am_hot.bytes_sent -= len;
     if (now)
@@ -1327,6 +1343,7 @@ static unsigned self_drain(void)
     c.end       = buf + len;
     before      = am.handled_count;
     dispatch_batch(am.rank, &c, &why);
+    am.stats.msgs_self += am.handled_count - before;
     if (am.self_buf == NULL) { /* keep the buffer if nobody made one */
         am.self_buf = buf;
         sc->pos     = buf;
@@ -1697,6 +1714,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
             }
             close_open(p); /* full: ship it */
             am.stats.flush_full++;
+            count_internode_batch(dst);
             ship(dst);
             drain_to(dst, am.credits);
             /* The wait may have sent to dst from a handler or a hook into
@@ -2593,9 +2611,10 @@ size_t gv__am_memory_bound(void)
 
 void gv_am_stats(gv_am_stats_t *stats_p)
 {
-    *stats_p            = am.stats;
-    stats_p->msgs_sent  = gv__am_hot.msgs_sent;
-    stats_p->bytes_sent = gv__am_hot.bytes_sent;
+    *stats_p              = am.stats;
+    stats_p->msgs_sent    = gv__am_hot.msgs_sent;
+    stats_p->bytes_sent   = gv__am_hot.bytes_sent;
+    stats_p->msgs_relayed = rt.relayed;
 }
 
 void gv__am_stats_print(void)
@@ -2632,10 +2651,13 @@ void gv__am_stats_print(void)
     if (rt.node_of != NULL)
         fprintf(stderr, "[%04d] STATS route: %s, %d nodes; buffers to at "
                 "most %d ranks, %zu bytes; queued at most %llu B; relayed "
-                "%llu msgs\n", am.rank, route_name[rt.sh.route], rt.nnodes,
+                "%llu msgs; to other nodes %llu msgs in %llu batches\n",
+                am.rank, route_name[rt.sh.route], rt.nnodes,
                 gv__am_route_peers(rt.sh.route, rt.node_of, rt.nnodes,
                                    am.size, am.rank),
                 gv__am_route_bound(),
                 (unsigned long long)s->queued_bytes_max,
-                (unsigned long long)rt.relayed);
+                (unsigned long long)rt.relayed,
+                (unsigned long long)s->internode_msgs,
+                (unsigned long long)s->internode_batches);
 }

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,7 +79,32 @@ static struct {
     unsigned  pipe;           /* handler prefetch depth (power of 2), 0 off */
     double    seconds;        /* stop issuing after this long; 0: never */
     uint64_t  updates;        /* total updates; 0: per_word * table size */
-} opt = {MODE_AGG, GUPS_DEFAULT_LOG2, 4, 1, 2.0, 512, 256, 16, 0, 0};
+    int       per_rank;       /* agg/am: rank 0 prints a line per rank */
+} opt = {MODE_AGG, GUPS_DEFAULT_LOG2, 4, 1, 2.0, 512, 256, 16, 0, 0, 0};
+
+/* What --per-rank prints of a rank: its issuing (updates, thread CPU time,
+ * wall time and context switches of the update phase, up to its own
+ * gv_flush) and its aggregator's counters after the phase. */
+enum {
+    RK_ISSUED, RK_CPU_NS, RK_WALL_NS, RK_VCSW, RK_IVCSW, RK_SENT, RK_SELF,
+    RK_RELAYED, RK_TL_SENT, RK_FULL, RK_TIMEOUT, RK_IDLE, RK_EXPLICIT,
+    RK_INTER_MSGS, RK_INTER_BATCHES, RK_QUEUED_MAX, RK_GAP0,
+    RK_ISSUE_CPU_NS = RK_GAP0 + 8, RK_N
+};
+/* --per-rank: the rank's pauses in issuing (wall time from one progress
+ * call's end to the next one's, less the CPU time spent issuing in
+ * between: time off the CPU, and handling what arrived, in gv_progress)
+ * of at least so many microseconds, counted, and the CPU time spent
+ * issuing: an oversubscribed rank issues in bursts between them. */
+static const unsigned gap_us[8] = {50, 100, 200, 300, 500, 1000, 2000, 5000};
+static uint64_t gaps[8];
+static double   issue_cpu;
+static const char *const rk_names[RK_N] = {
+    "issued", "cpu_ns", "wall_ns", "vcsw", "ivcsw", "sent", "self",
+    "relayed", "tl_sent", "full", "timeout", "idle", "explicit",
+    "internode_msgs", "internode_batches", "queued_max", "gaps_50us",
+    "gaps_100us", "gaps_200us", "gaps_300us", "gaps_500us", "gaps_1000us",
+    "gaps_2000us", "gaps_5000us", "issue_cpu_ns"};
 
 static struct {
     int         me, P;
@@ -90,7 +116,9 @@ static struct {
     size_t      map_len;
     const char *pages;        /* how the table is backed */
     uint64_t    sym_off;      /* native: the table's heap offset */
-    gv_am_id_t  upd_id, res_id, cnt_id;
+    gv_am_id_t  upd_id, res_id, cnt_id, rank_id;
+    uint64_t   *rank_rows;    /* rank 0, --per-rank: RK_N per rank */
+    int         nrank_rows;
     uint64_t   *issued;       /* updates each rank made (after the phase) */
     int         ncounts;
     uint64_t    bad_msgs;     /* update messages of the wrong length */
@@ -191,6 +219,17 @@ static void on_count(int src, const void *payload, size_t len, void *arg)
     g.ncounts++;
 }
 
+static void on_rank(int src, const void *payload, size_t len, void *arg)
+{
+    if ((len != RK_N * sizeof(uint64_t)) || (g.rank_rows == NULL) ||
+        (src < 0) || (src >= g.P)) {
+        g.bad_msgs++;
+        return;
+    }
+    memcpy(&g.rank_rows[(size_t)src * RK_N], payload, len);
+    g.nrank_rows++;
+}
+
 static void on_result(int src, const void *payload, size_t len, void *arg)
 {
     result_msg_t r;
@@ -264,6 +303,25 @@ static int tick(uint64_t done, uint64_t total, double t0, double *last)
     return 0;
 }
 
+static double cpu_s(void);
+
+/* --per-rank: gv_progress() with the pause in issuing since the last
+ * one's end (*w0, *c0) counted by its length. */
+static void progress_timed(double *w0, double *c0)
+{
+    double   c = cpu_s(), w, off;
+    unsigned k;
+
+    issue_cpu += c - *c0;
+    gv_progress();
+    w   = gv_wtime();
+    off = (w - *w0) - (c - *c0);
+    for (k = 0; k < 8; k++)
+        gaps[k] += (off * 1e6 >= gap_us[k]);
+    *w0 = w;
+    *c0 = cpu_s();
+}
+
 __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                                                  double t0)
 {
@@ -273,7 +331,7 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
     const gv_am_id_t id    = g.upd_id;
     uint64_t         i;
     unsigned         poll = opt.poll;
-    double           last = t0;
+    double           last = t0, w0 = t0, c0 = opt.per_rank ? cpu_s() : 0;
 
     for (i = 0; i < n; i++) {
         gv_status_t status;
@@ -288,7 +346,10 @@ __attribute__((noinline)) static uint64_t run_am(uint64_t ran, uint64_t n,
                      gv_status_str(status));
         /* Handle what others sent us, so that they are not held up. */
         if (--poll == 0) {
-            gv_progress();
+            if (opt.per_rank)
+                progress_timed(&w0, &c0);
+            else
+                gv_progress();
             poll = opt.poll;
         }
         if (((i & CLOCK_MASK) == CLOCK_MASK) && tick(i + 1, n, t0, &last)) {
@@ -380,6 +441,58 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* --per-rank: every rank sends rank 0 its row (handled by the next
+ * barrier); rank 0 prints them. */
+static void per_rank_send(uint64_t mine, double cpu, double wall,
+                          const struct rusage *ru0, const struct rusage *ru1,
+                          const gv_am_stats_t *st)
+{
+    uint64_t row[RK_N];
+
+    if ((g.me == 0) &&
+        ((g.rank_rows = calloc((size_t)g.P * RK_N, sizeof(uint64_t))) ==
+         NULL))
+        gv_abort(1, "gups: out of memory");
+    row[RK_ISSUED]        = mine;
+    row[RK_CPU_NS]        = (uint64_t)(cpu * 1e9);
+    row[RK_WALL_NS]       = (uint64_t)(wall * 1e9);
+    row[RK_VCSW]          = (uint64_t)(ru1->ru_nvcsw - ru0->ru_nvcsw);
+    row[RK_IVCSW]         = (uint64_t)(ru1->ru_nivcsw - ru0->ru_nivcsw);
+    row[RK_SENT]          = st->msgs_sent;
+    row[RK_SELF]          = st->msgs_self;
+    row[RK_RELAYED]       = st->msgs_relayed;
+    row[RK_TL_SENT]       = st->tl_msgs_sent;
+    row[RK_FULL]          = st->flush_full;
+    row[RK_TIMEOUT]       = st->flush_timeout;
+    row[RK_IDLE]          = st->flush_idle;
+    row[RK_EXPLICIT]      = st->flush_explicit;
+    row[RK_INTER_MSGS]    = st->internode_msgs;
+    row[RK_INTER_BATCHES] = st->internode_batches;
+    row[RK_QUEUED_MAX]    = st->queued_bytes_max;
+    memcpy(&row[RK_GAP0], gaps, sizeof(gaps));
+    row[RK_ISSUE_CPU_NS]  = (uint64_t)(issue_cpu * 1e9);
+    if (gv_am_send(0, g.rank_id, row, sizeof(row)) != GV_OK)
+        gv_abort(1, "gups: could not send the per-rank counters");
+}
+
+static void per_rank_print(void)
+{
+    int r, k;
+
+    if ((g.me != 0) || out_machine())
+        return;
+    if (g.nrank_rows != g.P)
+        gv_abort(1, "gups: %d of %d ranks sent their counters", g.nrank_rows,
+                 g.P);
+    for (r = 0; r < g.P; r++) {
+        printf("# rank %d node %d:", r, gv_node_of(r));
+        for (k = 0; k < RK_N; k++)
+            printf(" %s=%llu", rk_names[k],
+                   (unsigned long long)g.rank_rows[(size_t)r * RK_N + k]);
+        printf("\n");
+    }
+}
+
 #define GUPS_UPDATES_MAX (1ull << 62)
 
 /* Every value is in decimal digits (--seconds and --progress-interval take
@@ -393,7 +506,7 @@ static void usage_init(void)
         "usage: gups [--mode agg|am|native] [--log2 n]\n"
         "            [--updates-per-word k] [--updates U] [--seconds t]\n"
         "            [--verify | --no-verify] [--progress-interval s]\n"
-        "            [--window w] [--poll k] [--pipe d]\n"
+        "            [--window w] [--poll k] [--pipe d] [--per-rank]\n"
         "  --mode agg     every update is an 8-byte active message,\n"
         "                 aggregated (GV_AGGREGATE=1 at gv_init); the default\n"
         "  --mode am      the same messages, one transport message each\n"
@@ -424,6 +537,12 @@ static void usage_init(void)
         "                 (256)\n"
         "  --pipe d       prefetch depth of the update handler, a power of\n"
         "                 two up to %d; 0 applies at once (16)\n"
+        "  --per-rank     agg/am: rank 0 prints a line per rank: its\n"
+        "                 updates, CPU and wall time and context switches\n"
+        "                 while issuing, its pauses in issuing (off the\n"
+        "                 CPU or in gv_progress) of at least 50 us .. 5 ms\n"
+        "                 counted, and its aggregator's counters\n"
+        "                 (perf/route_model.py --calibrate reads them)\n"
         OUT_USAGE
         "  Values are decimal digits (t and s may have a decimal point).\n"
         "The last line is: gups transport=T mode=M ranks=P updates=U "
@@ -446,6 +565,7 @@ static void parse(int argc, char **argv)
         {"pipe", required_argument, NULL, 'd'},
         {"seconds", required_argument, NULL, 't'},
         {"updates", required_argument, NULL, 'U'},
+        {"per-rank", no_argument, NULL, 'R'},
         OUT_LONGOPTS,
         {NULL, 0, NULL, 0},
     };
@@ -456,7 +576,7 @@ static void parse(int argc, char **argv)
     usage_init();
     out_args(argc, argv);
     opterr = 0; /* our messages, not getopt's */
-    while ((c = getopt_long(argc, argv, ":m:n:u:vVp:w:k:d:t:U:h", longopts,
+    while ((c = getopt_long(argc, argv, ":m:n:u:vVp:w:k:d:t:U:Rh", longopts,
                             NULL)) != -1) {
         if (out_option("gups", usage_text, c))
             continue;
@@ -485,6 +605,7 @@ static void parse(int argc, char **argv)
                                       GUPS_UPDATES_MAX, "updates");
             break;
         case 'v': opt.verify = 1; break;
+        case 'R': opt.per_rank = 1; break;
         case 'V': opt.verify = 0; break;
         case 'n':
             opt.logn = hop_arg_int("gups", usage_text, name, optarg, 3, 36,
@@ -550,8 +671,9 @@ int GUPS_MAIN(int argc, char **argv)
 {
     uint64_t      total, per_rank, start, mine, done = 0, errors = 0;
     int           r;
-    double        t0, t1, secs, c0, c1, tv = 0;
+    double        t0, t1, secs, c0, c1, ci, wi, tv = 0;
     gv_am_stats_t st;
+    struct rusage ru0, ru1;
     char          heap[32];
     const char   *overrode;
 
@@ -568,7 +690,8 @@ int GUPS_MAIN(int argc, char **argv)
     }
     if ((gv_am_register(on_update, NULL, &g.upd_id) != GV_OK) ||
         (gv_am_register(on_result, NULL, &g.res_id) != GV_OK) ||
-        (gv_am_register(on_count, NULL, &g.cnt_id) != GV_OK)) {
+        (gv_am_register(on_count, NULL, &g.cnt_id) != GV_OK) ||
+        (gv_am_register(on_rank, NULL, &g.rank_id) != GV_OK)) {
         fprintf(stderr, "gups: gv_am_register failed\n");
         return 1;
     }
@@ -645,16 +768,22 @@ int GUPS_MAIN(int argc, char **argv)
     gv_barrier();
     t0 = gv_wtime();
     c0 = cpu_s();
+    getrusage(RUSAGE_THREAD, &ru0);
     if (opt.mode == MODE_NATIVE)
         mine = run_native(start, per_rank, t0);
     else
         mine = run_am(start, per_rank, t0);
+    ci = cpu_s() - c0;
+    wi = gv_wtime() - t0;
+    getrusage(RUSAGE_THREAD, &ru1);
     gv_barrier();
     t1   = gv_wtime();
     c1   = cpu_s();
     secs = t1 - t0;
     apply_drain();
     gv_am_stats(&st);
+    if (opt.per_rank && (opt.mode != MODE_NATIVE))
+        per_rank_send(mine, ci, wi, &ru0, &ru1, &st);
     for (r = 0; r < g.P; r++)
         if (gv_am_send(r, g.cnt_id, &mine, sizeof(mine)) != GV_OK)
             gv_abort(1, "gups: could not send the update count");
@@ -693,6 +822,8 @@ int GUPS_MAIN(int argc, char **argv)
         if ((g.me == 0) && !out_machine())
             printf("# queued bytes max over ranks: %llu\n",
                    (unsigned long long)qmax);
+        if (opt.per_rank)
+            per_rank_print();
     }
     if ((g.me == 0) && out_machine()) {
         char cfg[64];
@@ -760,6 +891,7 @@ int GUPS_MAIN(int argc, char **argv)
         fflush(stdout);
     }
     gv_finalize();
+    free(g.rank_rows);
     free(g.issued);
     if (g.map != NULL)
         munmap(g.map, g.map_len);

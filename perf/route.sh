@@ -4,7 +4,9 @@
 # per transport message (the batches' average fill; relayed hops
 # included), the largest send-queue
 # high-water mark of any rank (measured), and gvinfo's bound per rank.
-# Prints one line per launch and the medians per shape and route.
+# Prints one line per launch, each rank's issuing and counters (gups
+# --per-rank: perf/route_model.py --calibrate reads them), and the medians
+# per shape and route.
 # Usage: perf/route.sh [--reps N] [--ranks R] [--nodes "2 4"]
 #                      [--transport T] [-- GUPS_ARGS...]
 set -u
@@ -29,7 +31,7 @@ for rep in $(seq "$REPS"); do
             f=$OUT/$k.$route.$rep
             if ! env GV_TRANSPORT="$TL" GV_AGG_ROUTE=$route GV_TEST_NODES="$k" \
                 GV_STATS=1 timeout 300 "$BUILD/bin/gvrun" -n "$RANKS" \
-                "$BUILD/perf/gups" "${ARGS[@]}" > "$f" 2>&1 ||
+                "$BUILD/perf/gups" "${ARGS[@]}" --per-rank > "$f" 2>&1 ||
                 ! grep -q "errors=0" "$f"; then
                 echo "perf/route.sh: gups failed ($route, $k nodes):" >&2
                 cat "$f" >&2
@@ -45,6 +47,7 @@ for rep in $(seq "$REPS"); do
             bound=$(env GV_AGG_ROUTE=$route "$BUILD/bin/gvinfo" -t -n "$RANKS" -N "$k" |
                     grep "(chosen)" | grep -o "at most [0-9]* bytes" | awk '{print $3}')
             echo "launch $rep nodes=$k route=$route mups=$mups msgs_per_tl_msg=$fill queued_max_B=$q bound_B=$bound"
+            grep "^# rank [0-9]* node" "$f" | sed "s/^# /launch $rep nodes=$k route=$route /"
         done
     done
 done | tee "$OUT/all"

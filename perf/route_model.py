@@ -26,18 +26,30 @@ and the network's latency and bandwidth, it predicts per route:
 Records: 4 bytes of header plus the payload, padded to 4; under node a
 message to another node carries a 12-byte envelope.
 
-Calibration (--calibrate FILE): perf/route.sh's median lines give, for
-each shape and route, the measured updates/s (the injection rate of a rank
-is updates/s / ranks) and messages per transport message. The model then
-predicts the fill for the measured rate and prints it beside the
-measurement. GUPS makes a fixed number of updates and stops: its batches
-are cut short by the idle and final flushes, so its measured fill is a
-lower bound of the steady state the model describes.
+A batch's fill is what reaches its buffer within one timeout window, or
+a full batch (window_fill): a rank's own records at its issuing rate for
+the window's issuing time, a relay's forwarded ones at their rate over
+the window's wall time. With a core to itself a rank's window is the
+timeout of issuing (the table below). An oversubscribed rank issues in
+bursts: windows() walks its measured timeline (issuing CPU time, pauses
+in issuing counted by length) to the windows' number and their issuing
+and wall time.
+
+Calibration (--calibrate FILE): perf/route.sh's output, whose per-rank
+lines (gups --per-rank) give each rank's updates, issuing CPU time, wall
+time, pauses, batches by closing reason, records and batches on the
+node-to-node hop and queued high-water mark. For each launch the model
+walks every pair's messages along the route's hops, predicts each
+buffer's fill from its rank's windows, and prints measured against
+predicted fill (all batches, the node-to-node hop, the rest) and queued
+high-water mark, with the relative error, per launch and as medians.
+--measure runs perf/route.sh --transport T --reps N first.
 
 Usage: perf/route_model.py [--ranks-per-node 32] [--nodes 1,16,128,1024]
            [--payload 8] [--rate 2e6] [--agg-bytes 65536] [--credits 4]
            [--timeout-us 300] [--latency-us 2] [--bandwidth-gbs 10]
-           [--calibrate perf-route-output.txt]
+           [--poll 256] [--calibrate perf-route-output.txt]
+           [--measure] [--transport tcp] [--reps 3]
 SPDX-License-Identifier: BSD-3-Clause
 """
 import argparse
@@ -115,8 +127,10 @@ def model(route, nodes, rpn, a):
     cap = a.agg_bytes // rec
     t_fill = cap / rate if rate > 0 else math.inf
     timeout = a.timeout_us * 1e-6
-    # A batch ships with at least the record that opened it.
-    fill = max(1.0, min(cap, rate * timeout)) if t_fill > timeout else cap
+    # A rank with a core to itself issues without pauses: a timeout
+    # window is the timeout, of issuing (windows() with no pauses). A
+    # batch ships with at least the record that opened it.
+    fill = max(1.0, window_fill(rate, 0, timeout, timeout, a.agg_bytes, rec))
     d = dests(route, nodes, rpn)
     bound = d * (a.credits + 1) * a.agg_bytes
     # A destination's buffer is open from its first record until it ships
@@ -161,52 +175,245 @@ def table(a):
                   f"{m['lat'] * 1e6:>7.0f}us")
 
 
-def calibrate(a):
-    pat = re.compile(r"nodes=(\d+) route=(\w+)\s+mups=([\d.]+) "
-                     r"msgs_per_tl_msg=([\d.]+) queued_max_B=(\d+) "
-                     r"bound_B=(\d+)")
-    ranks = None
-    rows = []
-    with open(a.calibrate) as f:
-        for line in f:
-            m = re.search(r"medians over \d+ launches: (\d+) ranks", line)
-            if m:
-                ranks = int(m.group(1))
-            m = pat.search(line)
-            if m and line.startswith("nodes="):
-                rows.append(m.groups())
-    if ranks is None or not rows:
-        sys.exit(f"route_model: {a.calibrate} holds no perf/route.sh "
-                 "median lines")
-    # The injection rate that matters is the rate while a rank issues, not
-    # the average over the run: fit it on direct's measured fill (records
-    # per batch = rate / (P - 1) x timeout, below a full batch), then
-    # predict node's with it.
+# ---- what a batch sees: windows, fill, calibration ----------------------
+
+GAP_US = (50, 100, 200, 300, 500, 1000, 2000, 5000)
+
+
+def windows(issue_s, wall_s, polls, gaps_ge, timeout, seed=1):
+    """A rank's timeout windows, from its measured timeline.
+
+    The rank issues for issue_s seconds of CPU in `polls` equal stretches
+    (one per gv_progress call), separated by pauses in issuing (time off
+    the CPU, or handling what arrived): gaps_ge[k] of them last at least
+    GAP_US[k] us; each count band is given its geometric middle, the
+    pauses of 5 ms or more share what is left of wall_s, shorter ones
+    than 50 us count as none. The pauses are put in a random order. A
+    batch opens when the last one closed and closes at the end of the
+    first gv_progress call (a pause's end) at which it is timeout old (the
+    aggregator looks at the clock there). Returns (windows, issuing
+    seconds per window, wall seconds per window). With no pauses (a rank
+    that has a core to itself) a window is the timeout, of issuing."""
+    import random
+    if polls < 1 or issue_s <= 0:
+        return 1, issue_s, wall_s
+    counts = [gaps_ge[k] - (gaps_ge[k + 1] if k + 1 < len(gaps_ge) else 0)
+              for k in range(len(gaps_ge))]
+    lens = []
+    for k, c in enumerate(counts[:-1]):
+        lens += [math.sqrt(GAP_US[k] * GAP_US[k + 1]) * 1e-6] * max(c, 0)
+    if counts[-1] > 0:
+        rest = wall_s - issue_s - sum(lens)
+        lens += [max(rest / counts[-1], GAP_US[-1] * 1e-6)] * counts[-1]
+    lens = lens[:polls]
+    lens += [0.0] * (polls - len(lens))
+    random.Random(seed).shuffle(lens)
+    seg = issue_s / polls
+    n = 0
+    age = run = 0.0
+    for pause in lens:
+        age += seg + pause
+        run += seg
+        if age >= timeout:
+            n += 1
+            age = 0.0
+    if n == 0:
+        return 1, issue_s, wall_s
+    return n, issue_s / n, (issue_s + sum(lens)) / n
+
+
+def window_fill(own_rate, fwd_rate, w_issue, w_wall, cap_bytes, rec_bytes):
+    """Records in a batch: what arrives in a timeout window, the rank's
+    own at its issuing rate while it issues, forwarded ones (a relay's)
+    at their rate over the wall time, or a full batch."""
+    recs = own_rate * w_issue + fwd_rate * w_wall
+    return min(recs, cap_bytes / rec_bytes) if rec_bytes else recs
+
+
+def route_hop(node_of, members, me, dst):
+    """The next rank from me toward dst under GV_AGG_ROUTE=node
+    (aggregator/am.c route_hop)."""
+    dn, mn = node_of[dst], node_of[me]
+    if dn == mn:
+        return dst
+    r = members[mn][dn % len(members[mn])]
+    if r != me:
+        return r
+    return members[dn][mn % len(members[dn])]
+
+
+def predict_launch(route, ranks, a):
+    """Per rank of one measured launch: predicted and measured records
+    and batches, all and to other nodes, and queued bytes."""
+    p = len(ranks)
+    node_of = [r["node"] for r in ranks]
+    members = {}
+    for i, n in enumerate(node_of):
+        members.setdefault(n, []).append(i)
     timeout = a.timeout_us * 1e-6
-    fitted = {}
-    for nodes, route, mups, fill, qmax, bound in rows:
-        if route == "direct":
-            fitted[int(nodes)] = float(fill) * (ranks - 1) / timeout
-    print(f"# calibration against {a.calibrate} ({ranks} ranks); 'fit': "
-          f"node's fill predicted at the issuing rate fitted on direct's")
-    print(f"{'nodes':>6} {'route':>6} {'rate/rank':>10} {'fill meas':>10} "
-          f"{'fill model':>10} {'fill fit':>9} {'gvinfo':>11} "
-          f"{'bound model':>11} {'queued max':>11}")
-    for nodes, route, mups, fill, qmax, bound in rows:
-        nodes = int(nodes)
-        b = argparse.Namespace(**vars(a))
-        b.rate = float(mups) * 1e6 / ranks
-        m = model(route, nodes, ranks // nodes, b)
-        # Measured messages per transport message counts the relays'
-        # hops and the local hops too: under node it averages the three.
-        fit = "-"
-        if nodes in fitted:
-            b.rate = fitted[nodes]
-            fit = f"{model(route, nodes, ranks // nodes, b)['fill']:.1f}"
-        print(f"{nodes:>6} {route:>6} {float(mups) * 1e6 / ranks:>10.3g} "
-              f"{float(fill):>10.1f} {m['fill']:>10.1f} {fit:>9} "
-              f"{human(int(bound)):>11} "
-              f"{human(m['bound']):>11} {human(int(qmax)):>11}")
+    rec_local, rec_env = pad4(4 + a.payload), pad4(4 + 12 + a.payload)
+    # buf[a][b] = [own records, forwarded records, bytes, envelopes]
+    buf = [dict() for _ in range(p)]
+    for s in range(p):
+        per = ranks[s]["issued"] / p   # GUPS: uniform destinations
+        for d in range(p):
+            if d == s:
+                continue
+            if route == "direct" or node_of[d] == node_of[s]:
+                e = buf[s].setdefault(d, [0.0, 0.0, 0.0, 0.0])
+                e[0] += per
+                e[2] += per * rec_local
+                continue
+            at = s
+            while at != d:
+                nxt = route_hop(node_of, members, at, d)
+                e = buf[at].setdefault(nxt, [0.0, 0.0, 0.0, 0.0])
+                e[0 if at == s else 1] += per
+                if at == s and nxt == d:
+                    # to the rank it relays to: into the open batch to
+                    # it, without an envelope (not in internode_msgs)
+                    e[2] += per * rec_local
+                else:
+                    e[2] += per * rec_env
+                    e[3] += per
+                at = nxt
+    out = []
+    for i, r in enumerate(ranks):
+        issue_s = r["issue_cpu_ns"] * 1e-9
+        wall_s = r["wall_ns"] * 1e-9
+        polls = max(1, r["issued"] // a.poll)
+        gaps = [r[f"gaps_{g}us"] for g in GAP_US]
+        nwin, w_issue, w_wall = windows(issue_s, wall_s, polls, gaps,
+                                        timeout)
+        pr = dict(recs=0.0, batches=0.0, irecs=0.0, ibatches=0.0, open=0)
+        for b, (own, fwd, nbytes, envs) in buf[i].items():
+            recs = own + fwd
+            rec_b = nbytes / recs
+            per_win = window_fill(own / issue_s if issue_s else 0,
+                                  fwd / wall_s, w_issue, w_wall,
+                                  a.agg_bytes, rec_b)
+            batches = max(recs / per_win if per_win >= 1 else recs, 1) + 1
+            pr["recs"] += recs
+            pr["batches"] += batches
+            if node_of[b] != node_of[i]:
+                pr["irecs"] += envs
+                pr["ibatches"] += batches
+            pr["open"] += 1 if per_win >= 1 else per_win
+        ms = dict(recs=r["sent"] - r["self"] + r["relayed"],
+                  batches=r["full"] + r["timeout"] + r["idle"] +
+                  r["explicit"], irecs=r["internode_msgs"],
+                  ibatches=r["internode_batches"], queued=r["queued_max"])
+        out.append((pr, ms))
+    return out
+
+
+def read_launches(path):
+    """perf/route.sh's output: per launch (rep, nodes, route), its ranks'
+    lines (gups --per-rank), in rank order."""
+    pat = re.compile(r"^launch (\d+) nodes=(\d+) route=(\w+) rank (\d+) "
+                     r"node (\d+): (.*)$")
+    launches = {}
+    ranks_of = None
+    tl = None
+    try:
+        f = open(path)
+    except OSError as e:
+        sys.exit(f"route_model: cannot read {path}: {e.strerror}")
+    with f:
+        for line in f:
+            m = re.search(r"medians over \d+ launches: (\d+) ranks over "
+                          r"([^\s,]+)", line)
+            if m:
+                ranks_of, tl = int(m.group(1)), m.group(2)
+            m = pat.match(line.strip())
+            if not m:
+                continue
+            key = (int(m.group(2)), m.group(3), int(m.group(1)))
+            row = dict(node=int(m.group(5)))
+            for kv in m.group(6).split():
+                k, v = kv.split("=")
+                row[k] = int(v)
+            launches.setdefault(key, {})[int(m.group(4))] = row
+    return launches, ranks_of, tl
+
+
+def rel(pred, meas):
+    return (pred - meas) / meas if meas else float("nan")
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def calibrate(a):
+    launches, nranks, tl = read_launches(a.calibrate)
+    if not launches:
+        sys.exit(f"route_model: {a.calibrate} holds no per-rank lines of "
+                 "perf/route.sh (gups --per-rank)")
+    if a.transport and tl and a.transport != tl:
+        sys.exit(f"route_model: {a.calibrate} was measured over {tl}, not "
+                 f"--transport {a.transport}")
+    print(f"# calibration against {a.calibrate}: {nranks} ranks over {tl}; "
+          f"timeout {a.timeout_us} us, GV_AGG_BYTES {a.agg_bytes}, "
+          f"{a.payload}-byte messages; err = (model - measured) / measured")
+    print(f"{'nodes':>5} {'route':>6} {'launch':>6} | {'fill meas':>9} "
+          f"{'model':>7} {'err':>5} | {'n2n meas':>8} {'model':>7} "
+          f"{'err':>5} | {'local meas':>10} {'model':>7} {'err':>5} | "
+          f"{'queued meas':>11} {'model':>9} {'err':>5}")
+    summary = {}
+    for (nodes, route, rep) in sorted(launches):
+        ranks = launches[(nodes, route, rep)]
+        if sorted(ranks) != list(range(len(ranks))):
+            sys.exit(f"route_model: launch {rep} ({nodes} nodes, {route}) "
+                     "lacks some ranks' lines")
+        res = predict_launch(route, [ranks[i] for i in sorted(ranks)], a)
+        tot = {k: 0.0 for k in ("pr", "pb", "mr", "mb", "pir", "pib",
+                                "mir", "mib")}
+        qm = qp = 0
+        for pr, ms in res:
+            tot["pr"] += pr["recs"]
+            tot["pb"] += pr["batches"]
+            tot["mr"] += ms["recs"]
+            tot["mb"] += ms["batches"]
+            tot["pir"] += pr["irecs"]
+            tot["pib"] += pr["ibatches"]
+            tot["mir"] += ms["irecs"]
+            tot["mib"] += ms["ibatches"]
+            qm = max(qm, ms["queued"])
+            qp = max(qp, math.ceil(pr["open"]) * a.agg_bytes)
+        fm, fp = tot["mr"] / tot["mb"], tot["pr"] / tot["pb"]
+        row = dict(fill=(fm, fp), queued=(qm, qp))
+        if route != "direct" and tot["mib"] > 0:
+            row["n2n"] = (tot["mir"] / tot["mib"], tot["pir"] / tot["pib"])
+            row["local"] = ((tot["mr"] - tot["mir"]) / (tot["mb"] - tot["mib"]),
+                            (tot["pr"] - tot["pir"]) / (tot["pb"] - tot["pib"]))
+        summary.setdefault((nodes, route), []).append(row)
+        print_row(nodes, route, str(rep), row)
+    print("# medians over the launches")
+    for (nodes, route), rows in sorted(summary.items()):
+        med = {}
+        for k in ("fill", "n2n", "local", "queued"):
+            if all(k in r for r in rows):
+                med[k] = (median([r[k][0] for r in rows]),
+                          median([r[k][1] for r in rows]))
+        print_row(nodes, route, "median", med)
+
+
+def print_row(nodes, route, label, row):
+    def cell(k, w):
+        if k not in row:
+            return f"{'-':>{w}} {'-':>7} {'-':>5}"
+        m, p = row[k]
+        return f"{m:>{w}.0f} {p:>7.0f} {rel(p, m) * 100:>+4.0f}%"
+
+    q = row["queued"]
+    print(f"{nodes:>5} {route:>6} {label:>6} | {cell('fill', 9)} | "
+          f"{cell('n2n', 8)} | {cell('local', 10)} | {human(q[0]):>11} "
+          f"{human(q[1]):>9} {rel(q[1], q[0]) * 100:>+4.0f}%")
 
 
 def main():
@@ -220,7 +427,11 @@ def main():
     ap.add_argument("--timeout-us", type=float, default=300)
     ap.add_argument("--latency-us", type=float, default=2)
     ap.add_argument("--bandwidth-gbs", type=float, default=10)
+    ap.add_argument("--poll", type=int, default=256)
     ap.add_argument("--calibrate")
+    ap.add_argument("--transport")
+    ap.add_argument("--measure", action="store_true")
+    ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     try:
         a.nodes = [int(x) for x in a.nodes.split(",")]
@@ -228,9 +439,25 @@ def main():
         ap.error(f"--nodes takes numbers separated by commas, not "
                  f"'{a.nodes}'")
     if (a.ranks_per_node < 1 or min(a.nodes) < 1 or a.rate <= 0 or
-            a.agg_bytes < 256 or a.payload < 0):
-        ap.error("ranks per node and nodes must be at least 1, the rate "
-                 "positive, --agg-bytes at least 256")
+            a.agg_bytes < 256 or a.payload < 0 or a.poll < 1 or
+            a.reps < 1 or a.timeout_us <= 0):
+        ap.error("ranks per node, nodes, --poll and --reps must be at "
+                 "least 1, the rate and --timeout-us positive, --agg-bytes "
+                 "at least 256")
+    if a.measure:
+        # Measure now: perf/route.sh over --transport, its output kept.
+        import os
+        import subprocess
+        import tempfile
+        here = os.path.dirname(os.path.abspath(__file__))
+        fd, a.calibrate = tempfile.mkstemp(prefix="route_cal.", suffix=".txt")
+        cmd = [os.path.join(here, "route.sh"), "--reps", str(a.reps),
+               "--transport", a.transport or "tcp"]
+        print(f"# {' '.join(cmd)} > {a.calibrate}", flush=True)
+        with os.fdopen(fd, "w") as f:
+            if subprocess.run(cmd, stdout=f).returncode != 0:
+                sys.exit(f"route_model: perf/route.sh failed (its output: "
+                         f"{a.calibrate})")
     if a.calibrate:
         calibrate(a)
         print()

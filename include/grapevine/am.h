@@ -211,6 +211,10 @@ typedef struct gv_am_stats {
                                              gv_barrier's own messages not) */
     uint64_t queued_bytes_max;          /**< their high-water mark           */
     uint64_t rejected;                  /**< malformed or unknown from the wire */
+    uint64_t msgs_self;                 /**< of msgs_sent, to this rank itself */
+    uint64_t msgs_relayed;              /**< forwarded here (GV_AGG_ROUTE) */
+    uint64_t internode_msgs;            /**< batched toward another node */
+    uint64_t internode_batches;         /**< batches to another node */
 } gv_am_stats_t;
 /** @var gv_am_stats::msgs_sent
  *  user messages sent
@@ -231,7 +235,25 @@ typedef struct gv_am_stats {
  *  @var gv_am_stats::flush_idle
  *  batches sent when the rank went idle
  *  @var gv_am_stats::flush_explicit
- *  batches sent by gv_flush() */
+ *  batches sent by gv_flush()
+ *  @var gv_am_stats::msgs_self
+ *  messages this rank sent to itself and handled (they take no transport
+ *  message: msgs_sent - msgs_self went to other ranks)
+ *  @var gv_am_stats::msgs_relayed
+ *  messages of other ranks this rank forwarded under GV_AGG_ROUTE=node
+ *  (counted neither as sent nor as received here). The records this rank
+ *  put into batches are msgs_sent - msgs_self + msgs_relayed, less those
+ *  too large for a batch
+ *  @var gv_am_stats::internode_msgs
+ *  under GV_AGG_ROUTE=node, messages in envelopes (own or relayed) this
+ *  rank put into a batch to a rank on another node: the node-to-node hop
+ *  (0 under direct). A rank's own message to the rank it relays to goes
+ *  without an envelope, uncounted, when a batch to that rank is open
+ *  @var gv_am_stats::internode_batches
+ *  under GV_AGG_ROUTE=node, batches this rank closed to ranks on another
+ *  node, out of flush_full + flush_timeout + flush_idle + flush_explicit:
+ *  internode_msgs / internode_batches is that hop's fill (0 under
+ *  direct) */
 
 /** Copy this rank's counters into @a stats_p. */
 void gv_am_stats(gv_am_stats_t *stats_p);

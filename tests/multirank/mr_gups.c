@@ -5,6 +5,7 @@
  * verified and every update message ran once, 1 otherwise, and 77 (skip)
  * for --mode native over a transport without remote atomics.
  * SPDX-License-Identifier: BSD-3-Clause */
+#define _GNU_SOURCE /* before any header: gups.c's RUSAGE_THREAD */
 #include "tests/multirank/mr.h"
 
 #define GUPS_NO_ATOMICS_EXIT MR_SKIP_CODE

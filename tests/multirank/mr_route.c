@@ -9,7 +9,11 @@
  * gv_barrier() every message and every reply must have been handled: the
  * barrier may not return while one is still on its way through a relay.
  * Then the global counts of gv_am_stats() must agree (a relay counts
- * nothing).
+ * nothing), and under GV_AGG_ROUTE=node every batched message to another
+ * node must have been counted once on the node-to-node hop
+ * (internode_msgs), in no more batches than messages; only those a rank
+ * sends to the rank it relays to itself may go without an envelope, and
+ * uncounted, when a batch to it is open.
  *
  * With --kill-relay (GV_AGG_ROUTE=node or node2, at least 2 nodes): a
  * relay on the way from rank 0 to the last rank (node: the first; node2:
@@ -37,6 +41,33 @@ typedef struct {
 static gv_am_id_t msg_id, reply_id;
 static uint32_t  *next_seq; /* per source: the number expected next */
 static uint64_t   got, replies, reply_sum;
+static uint64_t   to_other_node; /* batched messages sent to other nodes */
+static uint64_t   to_own_relay;  /* of them, to the rank we relay to */
+
+/* The rank of node @a m that serves node @a n under GV_AGG_ROUTE=node. */
+static int serving(int m, int n)
+{
+    int r, local = 0, idx = 0;
+
+    for (r = 0; r < gv_nranks(); r++)
+        local += (gv_node_of(r) == m);
+    for (r = 0; r < gv_nranks(); r++)
+        if ((gv_node_of(r) == m) && (idx++ == n % local))
+            return r;
+    return -1;
+}
+
+/* Small enough to go into a batch (a 64 KiB GV_AGG_BYTES, in an
+ * envelope): all but the MID_BYTES and BIG_BYTES ones. */
+static void count_sent(int dst, size_t len)
+{
+    int me = gv_node_of(gv_rank()), dn = gv_node_of(dst);
+
+    if ((len >= 1024) || (dn == me))
+        return;
+    to_other_node++;
+    to_own_relay += (serving(me, dn) == gv_rank()) && (serving(dn, me) == dst);
+}
 
 /* The relay to kill under @a route (see above), walking the route's hops
  * from rank 0 to the last rank. */
@@ -94,6 +125,7 @@ static void on_msg(int src, const void *p, size_t len, void *arg)
     if (h.want_reply) {
         uint64_t v = (uint64_t)h.seq * 3 + (uint64_t)gv_rank();
         MR_OK(gv_am_send(src, reply_id, &v, 8));
+        count_sent(src, 8);
     }
 }
 
@@ -124,6 +156,7 @@ static void send_one(int dst, uint32_t seq, size_t len, int now,
         MR_OK(gv_am_send_now(dst, msg_id, buf, len));
     else
         MR_OK(gv_am_send(dst, msg_id, buf, len));
+    count_sent(dst, len);
     if (h.want_reply) {
         *reply_expect += (uint64_t)seq * 3;
         (*nreply)++;
@@ -135,14 +168,15 @@ int main(int argc, char **argv)
     int           n, me, d, k;
     uint32_t      seq;
     uint8_t      *buf;
-    uint64_t      reply_expect = 0, nreply = 0, v[4], sums[4];
+    uint64_t      reply_expect = 0, nreply = 0, v[8], sums[8];
+    const char   *route = getenv("GV_AGG_ROUTE");
+    const char   *agg   = getenv("GV_AGGREGATE");
+    int           routed, batching;
     gv_am_stats_t st;
     int           victim = -1;
 
     mr_init(&argc, &argv);
     if ((argc > 1) && (strcmp(argv[1], "--kill-relay") == 0)) {
-        const char *route = getenv("GV_AGG_ROUTE");
-
         if ((gv_nnodes() < 2) || (route == NULL) ||
             ((strcasecmp(route, "node") != 0) &&
              (strcasecmp(route, "node2") != 0)))
@@ -210,10 +244,14 @@ int main(int argc, char **argv)
     v[1] = st.msgs_recv;
     v[2] = got + replies;
     v[3] = st.rejected;
+    v[4] = st.internode_msgs;
+    v[5] = st.internode_batches;
+    v[6] = to_other_node;
+    v[7] = to_own_relay;
     /* Every rank has read its counters once this barrier returns (its
      * own messages are not counted), before the reduction sends any. */
     gv_barrier();
-    MR_OK(gv_team_allreduce(GV_TEAM_WORLD, v, sums, 4, GV_UINT64, GV_SUM));
+    MR_OK(gv_team_allreduce(GV_TEAM_WORLD, v, sums, 8, GV_UINT64, GV_SUM));
     /* Every message sent was received exactly once; relays count
      * neither. */
     MR_CHECK(sums[3] == 0, "%llu messages rejected",
@@ -224,6 +262,21 @@ int main(int argc, char **argv)
     MR_CHECK(sums[0] >= sums[2], "job sent %llu messages, fewer than the "
              "%llu its handlers counted", (unsigned long long)sums[0],
              (unsigned long long)sums[2]);
+    routed   = (route != NULL) && (strcasecmp(route, "node") == 0) &&
+               (gv_nnodes() > 1);
+    batching = (agg == NULL) ||
+               ((strcmp(agg, "0") != 0) && (strcasecmp(agg, "no") != 0) &&
+                (strcasecmp(agg, "off") != 0) && (strcasecmp(agg, "n") != 0) &&
+                (strcasecmp(agg, "false") != 0));
+    if (!(routed && batching))
+        sums[6] = sums[7] = 0;
+    MR_CHECK((sums[4] <= sums[6]) && (sums[4] >= sums[6] - sums[7]),
+             "%llu messages counted on the node-to-node hop, expected %llu "
+             "(%llu of them may go uncounted)", (unsigned long long)sums[4],
+             (unsigned long long)sums[6], (unsigned long long)sums[7]);
+    MR_CHECK((sums[5] <= sums[4]) && ((sums[4] == 0) == (sums[5] == 0)),
+             "%llu batches to other nodes for %llu messages",
+             (unsigned long long)sums[5], (unsigned long long)sums[4]);
     if (me == 0)
         printf("route: %d ranks in %d nodes, %llu messages and replies, "
                "each once and in order: ok\n", n, gv_nnodes(),

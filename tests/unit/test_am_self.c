@@ -54,6 +54,10 @@ Test(am_self, messages_to_self_in_order, .init = setup, .fini = gv_finalize)
     gv_am_stats(&st);
     cr_assert_eq(st.msgs_sent, 10001);
     cr_assert_eq(st.msgs_recv, 10001);
+    cr_assert_eq(st.msgs_self, 10001, "msgs_self %llu, 10001 sent to self",
+                 (unsigned long long)st.msgs_self);
+    cr_assert_eq(st.msgs_relayed + st.internode_msgs + st.internode_batches,
+                 0);
     free(big);
 }
 
