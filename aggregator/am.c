@@ -987,19 +987,69 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
  * what its node sends to that node into its one queue to the serving rank
  * there (index: s's node mod the ranks of d's node), which hands it to d;
  * d runs the handler with s as the source. A pair's messages always take
- * the same hops, each hop is a FIFO queue and a relay forwards in arrival
- * order, so per-pair order holds as with direct sends. Quiescence counts
- * the message once at s (sent) and once at d (handled): a relay takes
- * its receive back and its forward is not counted. A relay forwards from
- * inside the handler, which never waits (it queues), so relays cannot
- * deadlock; what a relay queues is bounded by what arrives, as for any
- * handler that sends. Messages within a node are ordinary transport
- * messages, not routed. */
+ * the same hops, each hop is a FIFO (a relay's stash, below, then its
+ * queue), so per-pair order holds as with direct sends. Messages within
+ * a node are ordinary transport messages, not routed.
+ *
+ * Flow control through the relays: hop-by-hop credits in bytes. Every
+ * rank that hands an envelope to a hop charges charge(len) to that hop
+ * (rt.out[hop]) and may have at most rt.window bytes charged there (one
+ * envelope more if it alone is larger). The hop returns the charge (a
+ * credit message, rt.ack, coalesced per upstream rank and sent from
+ * progress) once the envelope has left it: handled (the hop is d), or
+ * accepted into its send queue to the next hop. A relay forwards inside
+ * its handler, which must not wait: if its stash to the next hop holds
+ * anything, or its window there is full, or its queue there would grow
+ * past the credits of a direct sender ((credits + 1) buffers), the
+ * envelope goes to the stash, a FIFO per next hop counted in
+ * queued_bytes, and progress moves it on when there is room (and only
+ * then returns its charge). So a slow or stopped next hop holds the
+ * upstream senders back, and a relay holds at most what its upstream
+ * ranks' windows let in: its memory bound is the direct one over its
+ * route's destinations plus rt.window per upstream rank
+ * (gv__am_route_upstreams()). A sender outside handlers waits until its
+ * window to the first hop has room and its stash there is empty; a
+ * handler's routed send never waits: it stashes (bounded by what
+ * arrives, as every handler send). Credit messages never wait either, and
+ * wait only for room in their queue, which drains whatever the hop does.
+ *
+ * No deadlock: a rank waits (outside handlers only) for its queue to a
+ * rank to drain, or for credit from its first hop; while it waits it
+ * polls, so it keeps receiving, running handlers, moving its stash on and
+ * returning credit: a relay out of credits still progresses its own
+ * receives. Credit for a hop depends only on hops further along the same
+ * path: a message's hops form a chain, local -> node-to-node -> local,
+ * whose last rank (d) always returns the charge once it ran the handler,
+ * never withholding it; the relay before d returns it once its queue to d
+ * has room, which d's receiving frees; the relay before that once the
+ * second relay returned its own. A chain has no cycle, so neither has the
+ * wait. Replies sent from handlers stash and do not wait, so they cannot
+ * close a cycle. Credit messages are outside the windows. gv_am_send_now
+ * (ROUTE_NOW) flushes every hop as the envelope leaves it (from the stash
+ * too), and waits for credit as gv_am_send does.
+ *
+ * Quiescence counts the message once at s (sent) and once at d
+ * (handled): a relay takes its receive back when it forwards or stashes
+ * the envelope. A credit message counts in rt.acks when it becomes owed
+ * and once handled, so a barrier waits for the stashes to drain and the
+ * credits to return. A stash to a failed hop is dropped, each envelope
+ * counted as handled. */
 typedef struct {
     uint32_t src, dst;
     uint16_t id, flags;
 } route_hdr_t;
 #define ROUTE_NOW 1u /* gv_am_send_now(): every hop ships at once */
+
+/* A FIFO of envelopes, each {upstream rank, length} then the envelope
+ * padded to 8 bytes: charge(length) bytes. */
+typedef struct {
+    uint8_t *buf;
+    size_t   head, tail, cap;
+} stash_t;
+typedef struct {
+    int32_t  up;  /* the rank to return the charge to, or -1 (our own) */
+    uint32_t len;
+} stash_rec_t;
 
 static struct {
     int       *node_of;  /* NULL: direct */
@@ -1007,8 +1057,24 @@ static struct {
     int       *start;    /* node k's: members[start[k] .. start[k + 1]) */
     int        nnodes, mynode;
     gv_am_id_t id;       /* the envelope's handler */
+    gv_am_id_t ack;      /* the credit message's */
     uint64_t   relayed;  /* messages this rank forwarded */
+    size_t     window;   /* bytes charged per hop at most */
+    uint64_t  *out;      /* per hop: charged, not returned yet */
+    uint64_t  *ret;      /* per upstream: to return */
+    int       *pend;     /* upstream ranks with ret > 0 */
+    int        npend;
+    stash_t   *stash;    /* per next hop */
+    int       *stashed;  /* next hops with a stash */
+    int        nstashed;
+    uint64_t   acks;     /* credit messages owed or sent (quiescence) */
 } rt;
+
+/* What an envelope of @a len bytes is charged, and takes in a stash. */
+static inline size_t charge(size_t len)
+{
+    return sizeof(stash_rec_t) + ((len + 7) & ~(size_t)7);
+}
 
 /* The next rank on the way to @a dst (on another node than ours, or it). */
 static int route_hop(int dst)
@@ -1027,24 +1093,200 @@ static void flush_now(int dst);
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len, int now) __attribute__((noinline));
 
-/* Hand an envelope of @a len bytes to the next hop to @a dst, not counted
- * as a message sent (the caller counts). */
-static gv_status_t route_forward(int dst, const void *env, size_t len,
-                                 int now)
+static inline int window_room(int hop, size_t c)
 {
-    int         hop = route_hop(dst);
+    return (rt.out[hop] == 0) || (rt.out[hop] + c <= rt.window);
+}
+
+/* Whether a message of @a len bytes to @a hop keeps its queue within a
+ * direct sender's credits: it fits the open batch, or the queue owes at
+ * most the credits once the open batch is closed. */
+static int queue_room(int hop, size_t len)
+{
+    peer_t   *p   = &am.peers[hop];
+    cursor_t *c   = &gv__am_hot.cur[hop];
+    size_t    rec = gv_wire_rec_size(len);
+
+    if (am.aggregate && (rec <= am.batch_max_rec) && (p->open != NULL) &&
+        ((size_t)(c->end - c->pos) >= rec))
+        return 1;
+    return owed(p) + (p->open != NULL) <= am.credits;
+}
+
+/* Owe @a up (-1: nobody) the return of @a c bytes of charge. */
+static void credit_back(int up, size_t c)
+{
+    if ((up < 0) || (rt.ret == NULL))
+        return;
+    if (rt.ret[up] == 0) {
+        rt.pend[rt.npend++] = up;
+        rt.acks++;
+    }
+    rt.ret[up] += c;
+}
+
+/* Queue an envelope to @a hop without waiting (as from a handler), not
+ * counted as a message sent, and charge it there. */
+static gv_status_t route_push(int hop, const void *env, size_t len)
+{
     gv_status_t status;
 
-    /* send_slow() counts what it accepts; waiting for credit there may
-     * run handlers that send and count too: take back only this one. */
-    status = send_slow(hop, rt.id, env, len, now);
+    am.in_handler++;
+    status = send_slow(hop, rt.id, env, len, 0);
+    am.in_handler--;
     if (status != GV_OK)
         return status;
     gv__am_hot.msgs_sent--;
     gv__am_hot.bytes_sent -= len;
-    if (now)
+    rt.out[hop] += charge(len);
+    if (((const route_hdr_t *)env)->flags & ROUTE_NOW)
         flush_now(hop);
     return GV_OK;
+}
+
+static int stash_empty(int hop)
+{
+    return rt.stash[hop].head == rt.stash[hop].tail;
+}
+
+static void stash_put(int hop, const void *env, size_t len, int up)
+{
+    stash_t    *s = &rt.stash[hop];
+    stash_rec_t r = {up, (uint32_t)len};
+    size_t      c = charge(len);
+
+    if (s->head == s->tail) {
+        s->head = s->tail = 0;
+        rt.stashed[rt.nstashed++] = hop;
+    }
+    if (s->tail + c > s->cap) {
+        if (s->head > 0) {
+            memmove(s->buf, s->buf + s->head, s->tail - s->head);
+            s->tail -= s->head;
+            s->head  = 0;
+        }
+        if (s->tail + c > s->cap) {
+            s->cap = (s->cap * 2 > s->tail + c) ? s->cap * 2
+                                                : s->tail + c + 4096;
+            s->buf = gv_realloc(s->buf, s->cap);
+        }
+    }
+    memcpy(s->buf + s->tail, &r, sizeof(r));
+    memcpy(s->buf + s->tail + sizeof(r), env, len);
+    s->tail += c;
+    account(c);
+}
+
+/* Take an envelope of @a len bytes from @a up (-1: our own) on towards
+ * @a hop without waiting: into the queue if nothing is stashed there and
+ * the window and queue have room, else into the stash. */
+static gv_status_t route_put(int hop, const void *env, size_t len, int up)
+{
+    gv_status_t status;
+
+    if (stash_empty(hop) && window_room(hop, charge(len)) &&
+        queue_room(hop, len)) {
+        status = route_push(hop, env, len);
+        credit_back(up, charge(len));
+        return status;
+    }
+    if (gv__is_failed(hop)) {
+        credit_back(up, charge(len));
+        return GV_ERR_UNREACHABLE;
+    }
+    stash_put(hop, env, len, up);
+    return GV_OK;
+}
+
+/* Move @a hop's stash on as far as its window and queue allow; drop it
+ * if the hop failed. */
+static unsigned stash_drain(int hop)
+{
+    stash_t    *s = &rt.stash[hop];
+    stash_rec_t r;
+    unsigned    n = 0;
+    int         failed = gv__is_failed(hop);
+
+    while (s->head != s->tail) {
+        memcpy(&r, s->buf + s->head, sizeof(r));
+        if (!failed && !(window_room(hop, charge(r.len)) &&
+                         queue_room(hop, r.len)))
+            break;
+        s->head += charge(r.len);
+        am.stats.queued_bytes -= charge(r.len);
+        if (failed || (route_push(hop, s->buf + s->head - charge(r.len) +
+                                              sizeof(r), r.len) != GV_OK))
+            am.handled_count++; /* dropped: as handled, for quiescence */
+        credit_back(r.up, charge(r.len));
+        n++;
+    }
+    if ((s->head == s->tail) && (s->cap > 4 * rt.window)) {
+        gv_free(s->buf);
+        s->buf = NULL;
+        s->cap = 0;
+    }
+    return n;
+}
+
+/* Progress's part: move stashes on, send the credits owed. */
+static unsigned __attribute__((noinline)) route_progress(void)
+{
+    unsigned n = 0;
+    int      i;
+
+    for (i = 0; i < rt.nstashed;) {
+        int hop = rt.stashed[i];
+
+        n += stash_drain(hop);
+        if (stash_empty(hop))
+            rt.stashed[i] = rt.stashed[--rt.nstashed];
+        else
+            i++;
+    }
+    for (i = 0; i < rt.npend;) {
+        int      up = rt.pend[i];
+        uint64_t v  = rt.ret[up];
+
+        if (gv__is_failed(up)) {
+            am.handled_count++; /* dropped: as handled */
+        } else if (queue_room(up, sizeof(v))) {
+            am.in_handler++;
+            if (send_slow(up, rt.ack, &v, sizeof(v), 0) == GV_OK) {
+                gv__am_hot.msgs_sent--; /* counted in rt.acks */
+                gv__am_hot.bytes_sent -= sizeof(v);
+            } else {
+                am.handled_count++;
+            }
+            am.in_handler--;
+        } else {
+            i++;
+            continue;
+        }
+        rt.ret[up] = 0;
+        rt.pend[i] = rt.pend[--rt.npend];
+        n++;
+    }
+    return n;
+}
+
+/* Outside handlers: wait until nothing is stashed to @a hop and its
+ * window has room for @a c bytes more. */
+static void route_wait(int hop, size_t c)
+{
+    gv_waiter_t w;
+
+    if (stash_empty(hop) && window_room(hop, c))
+        return;
+    am.stats.credit_stalls++;
+    /* What we queued to it must leave for it to return the charge. */
+    ship_open(hop);
+    am.peers[hop].waiting++; /* the watchdog names a hop that stopped */
+    gv__wait_begin_send(&w);
+    while (!(stash_empty(hop) && window_room(hop, c)) &&
+           !gv__is_failed(hop))
+        gv__wait_poll(&w);
+    if (!gv__is_failed(hop))
+        am.peers[hop].waiting--;
 }
 
 /* send_slow() for a rank on another node: wrap, forward, count once. */
@@ -1055,6 +1297,8 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
     uint8_t    *env = (uint8_t *)stack;
     route_hdr_t h   = {(uint32_t)am.rank, (uint32_t)dst, id,
                        now ? ROUTE_NOW : 0};
+    size_t      elen = sizeof(h) + len;
+    int         hop  = route_hop(dst);
     gv_status_t status;
 
     if (len > GV_WIRE_MAX_PAYLOAD - sizeof(h)) {
@@ -1064,12 +1308,28 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
                  GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
-    if (sizeof(h) + len > sizeof(stack))
-        env = gv_malloc(sizeof(h) + len);
+    if (elen > sizeof(stack))
+        env = gv_malloc(elen);
     memcpy(env, &h, sizeof(h));
     if (len > 0)
         memcpy(env + sizeof(h), payload, len);
-    status = route_forward(dst, env, sizeof(h) + len, now);
+    if (am.in_handler > 0) {
+        status = route_put(hop, env, elen, -1);
+    } else {
+        route_wait(hop, charge(elen));
+        /* Charged before send_slow(), whose wait for queue credit may
+         * move a stash to this hop on meanwhile. */
+        rt.out[hop] += charge(elen);
+        status = send_slow(hop, rt.id, env, elen, now);
+        if (status == GV_OK) {
+            gv__am_hot.msgs_sent--;
+            gv__am_hot.bytes_sent -= elen;
+            if (now)
+                flush_now(hop);
+        } else {
+            rt.out[hop] -= charge(elen);
+        }
+    }
     if (env != (uint8_t *)stack)
         gv_free(env);
     if (status == GV_OK) {
@@ -1080,7 +1340,8 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
 }
 
 /* The envelope's handler: run the message here, as from its source, or
- * forward it. */
+ * take it on towards its destination. Either way the charge goes back to
+ * the rank that sent it here once the envelope has left this rank. */
 static void route_cb(int src, const void *payload, size_t len, void *arg)
 {
     const uint8_t *p = payload;
@@ -1099,6 +1360,7 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         reject(src, "routed message with a bad source or destination, or "
                     "not for this rank to forward (is GV_AGG_ROUTE the same "
                     "on every rank?)");
+        credit_back(src, charge(len));
         return;
     }
     am.stats.bytes_recv -= sizeof(h);
@@ -1108,12 +1370,12 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         else
             am.handlers[h.id].fn((int)h.src, p + sizeof(h), len - sizeof(h),
                                  am.handlers[h.id].arg);
+        credit_back(src, charge(len));
         return;
     }
     /* A relay: the message is neither received nor sent here. If the next
      * hop failed, it counts as handled here (dropped), as a rejected one. */
-    if (route_forward((int)h.dst, payload, len, h.flags & ROUTE_NOW) ==
-        GV_OK) {
+    if (route_put(route_hop((int)h.dst), payload, len, src) == GV_OK) {
         am.handled_count--;
         am.stats.msgs_recv--;
         am.stats.bytes_recv -= len - sizeof(h);
@@ -1121,13 +1383,33 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
     }
 }
 
-int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
-                       int rank)
+/* A credit message: @a src returns charge of ours. */
+static void route_ack_cb(int src, const void *payload, size_t len, void *arg)
+{
+    uint64_t v;
+
+    (void)arg;
+    am.stats.msgs_recv--; /* not a user's message */
+    am.stats.bytes_recv -= len;
+    if ((len != sizeof(v)) || (rt.out == NULL)) {
+        reject(src, "malformed routing credit message");
+        return;
+    }
+    memcpy(&v, payload, sizeof(v));
+    if (v > rt.out[src]) {
+        reject(src, "routing credit larger than what was charged there");
+        return;
+    }
+    rt.out[src] -= v;
+}
+
+/* Under GV_AGG_ROUTE=node: @a rank's local ranks (*local_p), its index
+ * among them (*idx_p), and the other nodes it serves (the return). */
+static int route_shape(const int *node_of, int nnodes, int size, int rank,
+                       int *local_p, int *idx_p)
 {
     int i, local = 0, idx = 0, remote = 0, me = node_of[rank];
 
-    if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
-        return size - 1;
     for (i = 0; i < size; i++) {
         if (node_of[i] == me) {
             if (i < rank)
@@ -1138,7 +1420,36 @@ int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
     for (i = 0; i < nnodes; i++)
         if ((i != me) && (i % local == idx))
             remote++;
+    *local_p = local;
+    *idx_p   = idx;
+    return remote;
+}
+
+int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
+                       int rank)
+{
+    int local, idx, remote;
+
+    if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
+        return size - 1;
+    remote = route_shape(node_of, nnodes, size, rank, &local, &idx);
     return local - 1 + remote;
+}
+
+int gv__am_route_upstreams(int route, const int *node_of, int nnodes,
+                           int size, int rank)
+{
+    int local, idx, remote;
+
+    if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
+        return 0;
+    remote = route_shape(node_of, nnodes, size, rank, &local, &idx);
+    if (remote == 0)
+        return 0;
+    /* Its node's other ranks send it what they send to the nodes it
+     * serves; each node it serves sends it, through one rank, what goes
+     * to its node's other ranks. */
+    return (local - 1) + ((local > 1) ? remote : 0);
 }
 
 void gv__am_route_start(void)
@@ -1161,7 +1472,13 @@ void gv__am_route_start(void)
     for (i = 0; i < n; i++)
         rt.members[rt.start[rt.node_of[i]] + fill[rt.node_of[i]]++] = i;
     gv_free(fill);
-    rt.mynode = rt.node_of[am.rank];
+    rt.mynode  = rt.node_of[am.rank];
+    rt.window  = GV__AM_ROUTE_WINDOW_BATCHES * am.agg_bytes;
+    rt.out     = gv_calloc((size_t)n, sizeof(*rt.out));
+    rt.ret     = gv_calloc((size_t)n, sizeof(*rt.ret));
+    rt.pend    = gv_calloc((size_t)n, sizeof(*rt.pend));
+    rt.stash   = gv_calloc((size_t)n, sizeof(*rt.stash));
+    rt.stashed = gv_calloc((size_t)n, sizeof(*rt.stashed));
     /* Every message to another node takes send_slow(): no batch or lone
      * area opens to such a rank, and gv_am_send_now() always goes the
      * slow way (it ships the first hop at once and flags the rest). */
@@ -1171,12 +1488,15 @@ void gv__am_route_start(void)
 
 size_t gv__am_route_bound(void)
 {
-    int peers = am.size - 1;
+    int peers = am.size - 1, ups = 0;
 
-    if (rt.node_of != NULL)
-        peers = gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes, am.size,
-                                   am.rank);
-    return (size_t)peers * gv__am_memory_bound();
+    if (rt.node_of != NULL) {
+        peers = gv__am_route_peers(GV_AGG_ROUTE_NODE, rt.node_of, rt.nnodes,
+                                   am.size, am.rank);
+        ups   = gv__am_route_upstreams(GV_AGG_ROUTE_NODE, rt.node_of,
+                                       rt.nnodes, am.size, am.rank);
+    }
+    return (size_t)peers * gv__am_memory_bound() + (size_t)ups * rt.window;
 }
 
 /* ---- send ------------------------------------------------------------- */
@@ -1560,7 +1880,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (__builtin_expect(gv__ctx.nfailed > 0, 0) && gv__is_failed(dst))
         return GV_ERR_UNREACHABLE;
     if (__builtin_expect(rt.node_of != NULL, 0) && (dst != am.rank) &&
-        (rt.node_of[dst] != rt.mynode) && (id != rt.id))
+        (rt.node_of[dst] != rt.mynode) && (id != rt.id) && (id != rt.ack))
         return route_send(dst, id, payload, len, now);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
@@ -1749,7 +2069,9 @@ int gv__am_busy(int wait_send)
 {
     gv__am_idle();
     return (gv__am_hot.cur[am.rank].pos != am.self_buf) ||
-           ((am.nbacklog > 0) && !wait_send) || (am.lone_dst >= 0) ||
+           (((am.nbacklog > 0) || (rt.nstashed > 0) || (rt.npend > 0)) &&
+            !wait_send) ||
+           (am.lone_dst >= 0) ||
            (am.nopen > 0);
 }
 
@@ -1759,6 +2081,8 @@ static unsigned __attribute__((noinline)) am_progress_work(void)
     int      i;
 
     n = self_drain();
+    if ((rt.nstashed > 0) || (rt.npend > 0))
+        n += route_progress();
 
     /* Retry what the transport refused before. */
     for (i = 0; i < am.nbacklog;) {
@@ -1805,7 +2129,8 @@ unsigned gv__am_progress(void)
      * case, and it should cost a few loads, not the prologue of the
      * work. */
     if ((gv__am_hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
-        (am.nopen == 0) && (am.lone_dst < 0))
+        (am.nopen == 0) && (am.lone_dst < 0) && (rt.nstashed == 0) &&
+        (rt.npend == 0))
         return 0;
     return am_progress_work();
 }
@@ -2050,7 +2375,7 @@ void gv_barrier(void)
         /* Handle our own messages before counting them. */
         while (self_drain() > 0)
             ;
-        allreduce2(gv__am_hot.msgs_sent, am.handled_count, cur);
+        allreduce2(gv__am_hot.msgs_sent + rt.acks, am.handled_count, cur);
         if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
             break;
         prev[0] = cur[0];
@@ -2403,7 +2728,10 @@ gv_status_t gv__am_start(gv_tl_t *tl)
         if ((status != GV_OK) ||
             (gv__env.AGG_ROUTE == GV_AGG_ROUTE_DIRECT))
             return status;
-        return gv_am_register(route_cb, NULL, &rt.id);
+        status = gv_am_register(route_cb, NULL, &rt.id);
+        if (status != GV_OK)
+            return status;
+        return gv_am_register(route_ack_cb, NULL, &rt.ack);
     }
 }
 
@@ -2452,6 +2780,14 @@ void gv__am_fini(void)
     gv_free(rt.node_of);
     gv_free(rt.members);
     gv_free(rt.start);
+    if (rt.stash != NULL)
+        for (i = 0; i < am.size; i++)
+            gv_free(rt.stash[i].buf);
+    gv_free(rt.stash);
+    gv_free(rt.stashed);
+    gv_free(rt.out);
+    gv_free(rt.ret);
+    gv_free(rt.pend);
     memset(&rt, 0, sizeof(rt));
     gv_free(am.peers);
     gv_free(am.backlog);

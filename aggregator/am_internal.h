@@ -46,8 +46,18 @@ void        gv__am_route_start(void);
  * node_of[i] of @a nnodes (each with at least one rank). */
 int         gv__am_route_peers(int route, const int *node_of, int nnodes,
                                int size, int rank);
+/* Under GV_AGG_ROUTE=node: ranks that may hand @a rank envelopes to
+ * forward (0 for a rank that serves no other node, and under direct). */
+int         gv__am_route_upstreams(int route, const int *node_of, int nnodes,
+                                   int size, int rank);
+/* Envelope bytes a rank may have charged at one hop and not returned, in
+ * aggregation buffers (GV_AGG_BYTES): what a relay may stash per upstream
+ * rank. */
+#define GV__AM_ROUTE_WINDOW_BATCHES 2
 /* This rank's bound on its aggregation buffers, all destinations: its
- * route's peers times gv__am_memory_bound(). */
+ * route's peers times gv__am_memory_bound(), plus the window
+ * (GV__AM_ROUTE_WINDOW_BATCHES buffers) per upstream rank, which a relay
+ * may hold in its stash. */
 size_t      gv__am_route_bound(void);
 
 #endif
