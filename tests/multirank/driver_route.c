@@ -2,8 +2,9 @@
  * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
  * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes; GUPS
  * and the DSM tests with GV_AGG_ROUTE=node; and a killed relay rank, which
- * must stop the job with its name; and the tightest flow control through
- * relays. SPDX-License-Identifier: BSD-3-Clause */
+ * must stop the job with its name; the tightest flow control through
+ * relays; and a stopped or slowed relay, which must keep every rank
+ * within its memory bound. SPDX-License-Identifier: BSD-3-Clause */
 #include "driver.h"
 
 #include <criterion/criterion.h>
@@ -228,5 +229,49 @@ ParameterizedTest(int *tl, route, killed_relay,
                   strstr(out, "rank 1 (pid") && strstr(out, "signal 9"),
               "%s: the output does not name relay rank 1 and signal 9:\n%s",
               t->label, out ? out : "");
+    free(out);
+}
+
+/* A relay stopped (SIGSTOP for 3 s) or slowed (a handler that sleeps)
+ * while every rank streams updates to the other node through it: every
+ * update arrives once and in order, and every rank's send queues stay
+ * within the bound the aggregator states for it (relaying included) plus
+ * one buffer (mr_relay). A small tcp send queue (GV_TCP_SENDQ) leaves the
+ * backlog to the aggregator's queues, where the bound is checked. */
+typedef struct {
+    int tl;
+    int stop; /* 1: --stop 3, 0: --slow */
+} relay_case_t;
+
+ParameterizedTestParameters(route, relay_held)
+{
+    static relay_case_t cases[4];
+    size_t              n = 0;
+
+    cases[n++] = (relay_case_t){DRV_TCP, 1};
+    cases[n++] = (relay_case_t){DRV_TCP, 0};
+    cases[n++] = (relay_case_t){DRV_SHM, 1};
+    cases[n++] = (relay_case_t){DRV_SHM, 0};
+    return cr_make_param_array(relay_case_t, cases, n);
+}
+
+ParameterizedTest(relay_case_t *c, route, relay_held,
+                  .timeout = 3 * GVRUN_LIMIT_S / 2)
+{
+    tl_cfg_t t = drv_tls[c->tl];
+    char     env[256], cmd[1024], *out = NULL;
+    int      rc;
+
+    snprintf(env, sizeof(env), "%s GV_TCP_SENDQ=65536", t.env);
+    t.env = env;
+    if (!run_route(&t, "node", 8, 2, "mr_relay", c->stop ? "--stop 3" :
+                   "--slow", &rc, &out, cmd, sizeof(cmd)))
+        cr_skip_test("mr_relay over %s: transport %s was not built",
+                     t.label, t.name);
+    if (rc != 0)
+        cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
+    cr_expect(rc == 0 && out != NULL && strstr(out, "bound: ok") != NULL,
+              "mr_relay %s over %s, 8 ranks in 2 nodes: exit %d",
+              c->stop ? "--stop 3" : "--slow", t.label, rc);
     free(out);
 }
