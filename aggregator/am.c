@@ -18,8 +18,10 @@
  * handler a send is never refused and never waits: it queues. Handlers
  * thus cannot deadlock, and the memory their sends take is bounded by
  * what arrives, which the senders' credits bound (a handler that sends k
- * messages per message it handles multiplies that bound by k). The
- * transports bound their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
+ * messages per message it handles multiplies that bound by k). Relays
+ * under GV_AGG_ROUTE=node, which forward from their handler, are held by
+ * hop-by-hop credits instead (see "routing" below). The transports bound
+ * their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "aggregator/wire.h"
@@ -987,46 +989,52 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
  * what its node sends to that node into its one queue to the serving rank
  * there (index: s's node mod the ranks of d's node), which hands it to d;
  * d runs the handler with s as the source. A pair's messages always take
- * the same hops, each hop is a FIFO (a relay's stash, below, then its
- * queue), so per-pair order holds as with direct sends. Messages within
- * a node are ordinary transport messages, not routed.
+ * the same hops, and each hop is FIFO (a stash, below, then the queue),
+ * so per-pair order holds as with direct sends. Messages within a node
+ * are ordinary transport messages, not routed.
  *
- * Flow control through the relays: hop-by-hop credits in bytes. Every
- * rank that hands an envelope to a hop charges charge(len) to that hop
- * (rt.out[hop]) and may have at most rt.window bytes charged there (one
- * envelope more if it alone is larger). The hop returns the charge (a
- * credit message, rt.ack, coalesced per upstream rank and sent from
- * progress) once the envelope has left it: handled (the hop is d), or
- * accepted into its send queue to the next hop. A relay forwards inside
- * its handler, which must not wait: if its stash to the next hop holds
- * anything, or its window there is full, or its queue there would grow
- * past the credits of a direct sender ((credits + 1) buffers), the
- * envelope goes to the stash, a FIFO per next hop counted in
- * queued_bytes, and progress moves it on when there is room (and only
- * then returns its charge). So a slow or stopped next hop holds the
- * upstream senders back, and a relay holds at most what its upstream
+ * Flow control through the relays: hop-by-hop credits in bytes, per link.
+ * A link is a next hop and the class of the hop on the message's way:
+ * LINK_FIRST (s to the relay of its node), LINK_NODE (node to node) or
+ * LINK_LAST (the relay of d's node to d); a message takes at most one of
+ * each, in that order. Every rank that hands an envelope to a link
+ * charges charge(len) to it (rt.out) and may have at most rt.window bytes
+ * charged there (one envelope more if it alone is larger). The hop
+ * returns the charge (a credit message, rt.ack, coalesced per upstream
+ * rank and sent from progress) once the envelope has left it: handled
+ * (the hop is d), or accepted into its send queue to the next hop. A
+ * relay forwards inside its handler, which must not wait: if its stash to
+ * the next link holds anything, or its window there is full, or its
+ * queue to that rank would grow past the credits of a direct sender
+ * ((credits + 1) buffers), the envelope goes to the link's stash, a FIFO
+ * counted in queued_bytes, and progress moves it on when there is room
+ * (and only then returns its charge). So a slow or stopped next hop holds
+ * the upstream senders back, and a relay holds at most what its upstream
  * ranks' windows let in: its memory bound is the direct one over its
  * route's destinations plus rt.window per upstream rank
  * (gv__am_route_upstreams()). A sender outside handlers waits until its
- * window to the first hop has room and its stash there is empty; a
- * handler's routed send never waits: it stashes (bounded by what
- * arrives, as every handler send). Credit messages never wait either, and
- * wait only for room in their queue, which drains whatever the hop does.
+ * window to the first link has room and its stash there is empty; a
+ * handler's routed send never waits: it stashes (bounded by what arrives,
+ * as every handler send). Credit messages never wait either; they go out
+ * when their queue has room, which it gets whatever the hop does.
  *
  * No deadlock: a rank waits (outside handlers only) for its queue to a
- * rank to drain, or for credit from its first hop; while it waits it
- * polls, so it keeps receiving, running handlers, moving its stash on and
- * returning credit: a relay out of credits still progresses its own
- * receives. Credit for a hop depends only on hops further along the same
- * path: a message's hops form a chain, local -> node-to-node -> local,
- * whose last rank (d) always returns the charge once it ran the handler,
- * never withholding it; the relay before d returns it once its queue to d
- * has room, which d's receiving frees; the relay before that once the
- * second relay returned its own. A chain has no cycle, so neither has the
- * wait. Replies sent from handlers stash and do not wait, so they cannot
- * close a cycle. Credit messages are outside the windows. gv_am_send_now
- * (ROUTE_NOW) flushes every hop as the envelope leaves it (from the stash
- * too), and waits for credit as gv_am_send does.
+ * rank to drain, which needs nothing but that rank's receiving, or for
+ * credit on its first link; while it waits it polls, so it keeps
+ * receiving, running handlers, moving its stashes on and returning
+ * credit: a relay out of credits still progresses its own receives.
+ * Credit on a LINK_LAST comes back once d ran the handler, never
+ * withheld; on a LINK_NODE once the envelope left the relay's LINK_LAST
+ * stash (which needs LINK_LAST credit and queue room only); on a
+ * LINK_FIRST once it left the LINK_NODE stash (LINK_NODE credit). Each
+ * class waits only on the classes after it, so no wait closes a cycle;
+ * this is why windows and stashes are per class: with one per rank pair,
+ * a rank's own first-hop envelopes could hold the window its last-hop
+ * forwards need, and relays on three nodes could wait on one another in
+ * a ring. Replies sent from handlers stash and do not wait, so they
+ * cannot close a cycle; credit messages are outside the windows.
+ * gv_am_send_now (ROUTE_NOW) flushes every hop as the envelope leaves it
+ * (from a stash too), and waits for credit as gv_am_send does.
  *
  * Quiescence counts the message once at s (sent) and once at d
  * (handled): a relay takes its receive back when it forwards or stashes
@@ -1040,14 +1048,17 @@ typedef struct {
 } route_hdr_t;
 #define ROUTE_NOW 1u /* gv_am_send_now(): every hop ships at once */
 
-/* A FIFO of envelopes, each {upstream rank, length} then the envelope
+enum { LINK_FIRST, LINK_NODE, LINK_LAST, NLINK };
+#define LINK(rank, cls) ((rank) * NLINK + (cls))
+
+/* A FIFO of envelopes, each {upstream link, length} then the envelope
  * padded to 8 bytes: charge(length) bytes. */
 typedef struct {
     uint8_t *buf;
     size_t   head, tail, cap;
 } stash_t;
 typedef struct {
-    int32_t  up;  /* the rank to return the charge to, or -1 (our own) */
+    int32_t  up;  /* the link to return the charge on, or -1 (our own) */
     uint32_t len;
 } stash_rec_t;
 
@@ -1059,13 +1070,13 @@ static struct {
     gv_am_id_t id;       /* the envelope's handler */
     gv_am_id_t ack;      /* the credit message's */
     uint64_t   relayed;  /* messages this rank forwarded */
-    size_t     window;   /* bytes charged per hop at most */
-    uint64_t  *out;      /* per hop: charged, not returned yet */
-    uint64_t  *ret;      /* per upstream: to return */
-    int       *pend;     /* upstream ranks with ret > 0 */
+    size_t     window;   /* bytes charged per link at most */
+    uint64_t  *out;      /* per link: charged, not returned yet */
+    uint64_t  *ret;      /* per upstream link: to return */
+    int       *pend;     /* upstream ranks with some ret > 0 */
     int        npend;
-    stash_t   *stash;    /* per next hop */
-    int       *stashed;  /* next hops with a stash */
+    stash_t   *stash;    /* per link */
+    int       *stashed;  /* links with a stash */
     int        nstashed;
     uint64_t   acks;     /* credit messages owed or sent (quiescence) */
 } rt;
@@ -1089,13 +1100,21 @@ static int route_hop(int dst)
     return rt.members[rt.start[dn] + me % (rt.start[dn + 1] - rt.start[dn])];
 }
 
+/* The link from here to @a hop for a message to @a dst. */
+static int route_link(int hop, int dst)
+{
+    if (rt.node_of[hop] != rt.mynode)
+        return LINK(hop, LINK_NODE);
+    return LINK(hop, (hop == dst) ? LINK_LAST : LINK_FIRST);
+}
+
 static void flush_now(int dst);
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len, int now) __attribute__((noinline));
 
-static inline int window_room(int hop, size_t c)
+static inline int window_room(int link, size_t c)
 {
-    return (rt.out[hop] == 0) || (rt.out[hop] + c <= rt.window);
+    return (rt.out[link] == 0) || (rt.out[link] + c <= rt.window);
 }
 
 /* Whether a message of @a len bytes to @a hop keeps its queue within a
@@ -1113,22 +1132,27 @@ static int queue_room(int hop, size_t len)
     return owed(p) + (p->open != NULL) <= am.credits;
 }
 
-/* Owe @a up (-1: nobody) the return of @a c bytes of charge. */
+/* Owe upstream link @a up (-1: nobody) the return of @a c bytes. */
 static void credit_back(int up, size_t c)
 {
+    int r = up / NLINK, k;
+
     if ((up < 0) || (rt.ret == NULL))
         return;
-    if (rt.ret[up] == 0) {
-        rt.pend[rt.npend++] = up;
+    for (k = 0; (k < NLINK) && (rt.ret[LINK(r, k)] == 0); k++)
+        ;
+    if (k == NLINK) {
+        rt.pend[rt.npend++] = r;
         rt.acks++;
     }
     rt.ret[up] += c;
 }
 
-/* Queue an envelope to @a hop without waiting (as from a handler), not
+/* Queue an envelope on @a link without waiting (as from a handler), not
  * counted as a message sent, and charge it there. */
-static gv_status_t route_push(int hop, const void *env, size_t len)
+static gv_status_t route_push(int link, const void *env, size_t len)
 {
+    int         hop = link / NLINK;
     gv_status_t status;
 
     am.in_handler++;
@@ -1138,26 +1162,26 @@ static gv_status_t route_push(int hop, const void *env, size_t len)
         return status;
     gv__am_hot.msgs_sent--;
     gv__am_hot.bytes_sent -= len;
-    rt.out[hop] += charge(len);
+    rt.out[link] += charge(len);
     if (((const route_hdr_t *)env)->flags & ROUTE_NOW)
         flush_now(hop);
     return GV_OK;
 }
 
-static int stash_empty(int hop)
+static int stash_empty(int link)
 {
-    return rt.stash[hop].head == rt.stash[hop].tail;
+    return rt.stash[link].head == rt.stash[link].tail;
 }
 
-static void stash_put(int hop, const void *env, size_t len, int up)
+static void stash_put(int link, const void *env, size_t len, int up)
 {
-    stash_t    *s = &rt.stash[hop];
+    stash_t    *s = &rt.stash[link];
     stash_rec_t r = {up, (uint32_t)len};
     size_t      c = charge(len);
 
     if (s->head == s->tail) {
         s->head = s->tail = 0;
-        rt.stashed[rt.nstashed++] = hop;
+        rt.stashed[rt.nstashed++] = link;
     }
     if (s->tail + c > s->cap) {
         if (s->head > 0) {
@@ -1177,16 +1201,17 @@ static void stash_put(int hop, const void *env, size_t len, int up)
     account(c);
 }
 
-/* Take an envelope of @a len bytes from @a up (-1: our own) on towards
- * @a hop without waiting: into the queue if nothing is stashed there and
- * the window and queue have room, else into the stash. */
-static gv_status_t route_put(int hop, const void *env, size_t len, int up)
+/* Take an envelope of @a len bytes from upstream link @a up (-1: our own)
+ * on along @a link without waiting: into the queue if nothing is stashed
+ * there and the window and queue have room, else into the stash. */
+static gv_status_t route_put(int link, const void *env, size_t len, int up)
 {
+    int         hop = link / NLINK;
     gv_status_t status;
 
-    if (stash_empty(hop) && window_room(hop, charge(len)) &&
+    if (stash_empty(link) && window_room(link, charge(len)) &&
         queue_room(hop, len)) {
-        status = route_push(hop, env, len);
+        status = route_push(link, env, len);
         credit_back(up, charge(len));
         return status;
     }
@@ -1194,28 +1219,29 @@ static gv_status_t route_put(int hop, const void *env, size_t len, int up)
         credit_back(up, charge(len));
         return GV_ERR_UNREACHABLE;
     }
-    stash_put(hop, env, len, up);
+    stash_put(link, env, len, up);
     return GV_OK;
 }
 
-/* Move @a hop's stash on as far as its window and queue allow; drop it
+/* Move @a link's stash on as far as its window and queue allow; drop it
  * if the hop failed. */
-static unsigned stash_drain(int hop)
+static unsigned stash_drain(int link)
 {
-    stash_t    *s = &rt.stash[hop];
+    stash_t    *s   = &rt.stash[link];
+    int         hop = link / NLINK, failed = gv__is_failed(hop);
     stash_rec_t r;
     unsigned    n = 0;
-    int         failed = gv__is_failed(hop);
 
     while (s->head != s->tail) {
+        const uint8_t *env = s->buf + s->head + sizeof(r);
+
         memcpy(&r, s->buf + s->head, sizeof(r));
-        if (!failed && !(window_room(hop, charge(r.len)) &&
+        if (!failed && !(window_room(link, charge(r.len)) &&
                          queue_room(hop, r.len)))
             break;
         s->head += charge(r.len);
         am.stats.queued_bytes -= charge(r.len);
-        if (failed || (route_push(hop, s->buf + s->head - charge(r.len) +
-                                              sizeof(r), r.len) != GV_OK))
+        if (failed || (route_push(link, env, r.len) != GV_OK))
             am.handled_count++; /* dropped: as handled, for quiescence */
         credit_back(r.up, charge(r.len));
         n++;
@@ -1232,26 +1258,28 @@ static unsigned stash_drain(int hop)
 static unsigned __attribute__((noinline)) route_progress(void)
 {
     unsigned n = 0;
-    int      i;
+    int      i, k;
 
     for (i = 0; i < rt.nstashed;) {
-        int hop = rt.stashed[i];
+        int link = rt.stashed[i];
 
-        n += stash_drain(hop);
-        if (stash_empty(hop))
+        n += stash_drain(link);
+        if (stash_empty(link))
             rt.stashed[i] = rt.stashed[--rt.nstashed];
         else
             i++;
     }
     for (i = 0; i < rt.npend;) {
         int      up = rt.pend[i];
-        uint64_t v  = rt.ret[up];
+        uint64_t v[NLINK];
 
         if (gv__is_failed(up)) {
             am.handled_count++; /* dropped: as handled */
         } else if (queue_room(up, sizeof(v))) {
+            for (k = 0; k < NLINK; k++)
+                v[k] = rt.ret[LINK(up, k)];
             am.in_handler++;
-            if (send_slow(up, rt.ack, &v, sizeof(v), 0) == GV_OK) {
+            if (send_slow(up, rt.ack, v, sizeof(v), 0) == GV_OK) {
                 gv__am_hot.msgs_sent--; /* counted in rt.acks */
                 gv__am_hot.bytes_sent -= sizeof(v);
             } else {
@@ -1262,27 +1290,29 @@ static unsigned __attribute__((noinline)) route_progress(void)
             i++;
             continue;
         }
-        rt.ret[up] = 0;
+        for (k = 0; k < NLINK; k++)
+            rt.ret[LINK(up, k)] = 0;
         rt.pend[i] = rt.pend[--rt.npend];
         n++;
     }
     return n;
 }
 
-/* Outside handlers: wait until nothing is stashed to @a hop and its
+/* Outside handlers: wait until nothing is stashed on @a link and its
  * window has room for @a c bytes more. */
-static void route_wait(int hop, size_t c)
+static void route_wait(int link, size_t c)
 {
+    int         hop = link / NLINK;
     gv_waiter_t w;
 
-    if (stash_empty(hop) && window_room(hop, c))
+    if (stash_empty(link) && window_room(link, c))
         return;
     am.stats.credit_stalls++;
     /* What we queued to it must leave for it to return the charge. */
     ship_open(hop);
     am.peers[hop].waiting++; /* the watchdog names a hop that stopped */
     gv__wait_begin_send(&w);
-    while (!(stash_empty(hop) && window_room(hop, c)) &&
+    while (!(stash_empty(link) && window_room(link, c)) &&
            !gv__is_failed(hop))
         gv__wait_poll(&w);
     if (!gv__is_failed(hop))
@@ -1298,7 +1328,7 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
     route_hdr_t h   = {(uint32_t)am.rank, (uint32_t)dst, id,
                        now ? ROUTE_NOW : 0};
     size_t      elen = sizeof(h) + len;
-    int         hop  = route_hop(dst);
+    int         hop  = route_hop(dst), link = route_link(hop, dst);
     gv_status_t status;
 
     if (len > GV_WIRE_MAX_PAYLOAD - sizeof(h)) {
@@ -1314,12 +1344,12 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
     if (len > 0)
         memcpy(env + sizeof(h), payload, len);
     if (am.in_handler > 0) {
-        status = route_put(hop, env, elen, -1);
+        status = route_put(link, env, elen, -1);
     } else {
-        route_wait(hop, charge(elen));
+        route_wait(link, charge(elen));
         /* Charged before send_slow(), whose wait for queue credit may
-         * move a stash to this hop on meanwhile. */
-        rt.out[hop] += charge(elen);
+         * move a stash on this link meanwhile. */
+        rt.out[link] += charge(elen);
         status = send_slow(hop, rt.id, env, elen, now);
         if (status == GV_OK) {
             gv__am_hot.msgs_sent--;
@@ -1327,7 +1357,7 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
             if (now)
                 flush_now(hop);
         } else {
-            rt.out[hop] -= charge(elen);
+            rt.out[link] -= charge(elen);
         }
     }
     if (env != (uint8_t *)stack)
@@ -1341,11 +1371,14 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
 
 /* The envelope's handler: run the message here, as from its source, or
  * take it on towards its destination. Either way the charge goes back to
- * the rank that sent it here once the envelope has left this rank. */
+ * the rank that sent it here, on the link it charged (from another node:
+ * LINK_NODE; from this node: LINK_LAST to d, else LINK_FIRST), once the
+ * envelope has left this rank. */
 static void route_cb(int src, const void *payload, size_t len, void *arg)
 {
     const uint8_t *p = payload;
     route_hdr_t    h;
+    int            up;
 
     (void)arg;
     if (len < sizeof(h)) {
@@ -1360,9 +1393,11 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         reject(src, "routed message with a bad source or destination, or "
                     "not for this rank to forward (is GV_AGG_ROUTE the same "
                     "on every rank?)");
-        credit_back(src, charge(len));
         return;
     }
+    up = LINK(src, (rt.node_of[src] != rt.mynode)   ? LINK_NODE
+                   : (h.dst == (uint32_t)am.rank) ? LINK_LAST
+                                                  : LINK_FIRST);
     am.stats.bytes_recv -= sizeof(h);
     if (h.dst == (uint32_t)am.rank) {
         if (h.id >= gv__am_hot.nhandlers)
@@ -1370,23 +1405,29 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         else
             am.handlers[h.id].fn((int)h.src, p + sizeof(h), len - sizeof(h),
                                  am.handlers[h.id].arg);
-        credit_back(src, charge(len));
+        credit_back(up, charge(len));
         return;
     }
     /* A relay: the message is neither received nor sent here. If the next
      * hop failed, it counts as handled here (dropped), as a rejected one. */
-    if (route_put(route_hop((int)h.dst), payload, len, src) == GV_OK) {
-        am.handled_count--;
-        am.stats.msgs_recv--;
-        am.stats.bytes_recv -= len - sizeof(h);
-        rt.relayed++;
+    {
+        int hop = route_hop((int)h.dst);
+
+        if (route_put(route_link(hop, (int)h.dst), payload, len, up) ==
+            GV_OK) {
+            am.handled_count--;
+            am.stats.msgs_recv--;
+            am.stats.bytes_recv -= len - sizeof(h);
+            rt.relayed++;
+        }
     }
 }
 
-/* A credit message: @a src returns charge of ours. */
+/* A credit message: @a src returns charge of ours, per link class. */
 static void route_ack_cb(int src, const void *payload, size_t len, void *arg)
 {
-    uint64_t v;
+    uint64_t v[NLINK];
+    int      k;
 
     (void)arg;
     am.stats.msgs_recv--; /* not a user's message */
@@ -1395,12 +1436,15 @@ static void route_ack_cb(int src, const void *payload, size_t len, void *arg)
         reject(src, "malformed routing credit message");
         return;
     }
-    memcpy(&v, payload, sizeof(v));
-    if (v > rt.out[src]) {
-        reject(src, "routing credit larger than what was charged there");
-        return;
+    memcpy(v, payload, sizeof(v));
+    for (k = 0; k < NLINK; k++) {
+        if (v[k] > rt.out[LINK(src, k)]) {
+            reject(src, "routing credit larger than what was charged there");
+            return;
+        }
     }
-    rt.out[src] -= v;
+    for (k = 0; k < NLINK; k++)
+        rt.out[LINK(src, k)] -= v[k];
 }
 
 /* Under GV_AGG_ROUTE=node: @a rank's local ranks (*local_p), its index
@@ -1474,11 +1518,11 @@ void gv__am_route_start(void)
     gv_free(fill);
     rt.mynode  = rt.node_of[am.rank];
     rt.window  = GV__AM_ROUTE_WINDOW_BATCHES * am.agg_bytes;
-    rt.out     = gv_calloc((size_t)n, sizeof(*rt.out));
-    rt.ret     = gv_calloc((size_t)n, sizeof(*rt.ret));
+    rt.out     = gv_calloc((size_t)n * NLINK, sizeof(*rt.out));
+    rt.ret     = gv_calloc((size_t)n * NLINK, sizeof(*rt.ret));
     rt.pend    = gv_calloc((size_t)n, sizeof(*rt.pend));
-    rt.stash   = gv_calloc((size_t)n, sizeof(*rt.stash));
-    rt.stashed = gv_calloc((size_t)n, sizeof(*rt.stashed));
+    rt.stash   = gv_calloc((size_t)n * NLINK, sizeof(*rt.stash));
+    rt.stashed = gv_calloc((size_t)n * NLINK, sizeof(*rt.stashed));
     /* Every message to another node takes send_slow(): no batch or lone
      * area opens to such a rank, and gv_am_send_now() always goes the
      * slow way (it ships the first hop at once and flags the rest). */
@@ -2781,7 +2825,7 @@ void gv__am_fini(void)
     gv_free(rt.members);
     gv_free(rt.start);
     if (rt.stash != NULL)
-        for (i = 0; i < am.size; i++)
+        for (i = 0; i < am.size * NLINK; i++)
             gv_free(rt.stash[i].buf);
     gv_free(rt.stash);
     gv_free(rt.stashed);
