@@ -8,7 +8,9 @@ and the network's latency and bandwidth, it predicts per route:
 
   dests     ranks a rank holds buffers to (as gvinfo -t -n -N counts them)
   bound     the bound on a rank's buffer memory: dests x (credits + 1) x
-            GV_AGG_BYTES
+            GV_AGG_BYTES, plus, under node, a window of 2 x GV_AGG_BYTES
+            of envelopes per rank that hands a relay some to forward
+            (gv__am_route_upstreams: as many as dests for a relay)
   open      memory of the buffers open at once: one per destination
             whose batch is not shipped yet (fill / rate of that buffer,
             out of the time between ships), times GV_AGG_BYTES
@@ -45,6 +47,11 @@ import re
 import sys
 
 
+# Envelope bytes a rank may have charged at one hop, in buffers
+# (GV__AM_ROUTE_WINDOW_BATCHES in aggregator/am_internal.h).
+WINDOW_BATCHES = 2
+
+
 def pad4(n):
     return (n + 3) & ~3
 
@@ -77,6 +84,8 @@ def model(route, nodes, rpn, a):
     fill = max(1.0, min(cap, rate * timeout)) if t_fill > timeout else cap
     d = dests(route, nodes, rpn)
     bound = d * (a.credits + 1) * a.agg_bytes
+    if route == "node" and nodes > 1:
+        bound += d * WINDOW_BATCHES * a.agg_bytes
     # A destination's buffer is open from its first record until it ships
     # (full, or the timeout): always, once a record comes within each
     # timeout; else about rate x timeout of the time.
