@@ -240,18 +240,20 @@ ParameterizedTest(int *tl, route, killed_relay,
  * backlog to the aggregator's queues, where the bound is checked. */
 typedef struct {
     int tl;
-    int stop; /* 1: --stop 3, 0: --slow */
+    int stop;  /* 1: --stop 3, 0: --slow */
+    int nodes;
 } relay_case_t;
 
 ParameterizedTestParameters(route, relay_held)
 {
-    static relay_case_t cases[4];
+    static relay_case_t cases[5];
     size_t              n = 0;
 
-    cases[n++] = (relay_case_t){DRV_TCP, 1};
-    cases[n++] = (relay_case_t){DRV_TCP, 0};
-    cases[n++] = (relay_case_t){DRV_SHM, 1};
-    cases[n++] = (relay_case_t){DRV_SHM, 0};
+    cases[n++] = (relay_case_t){DRV_TCP, 1, 2};
+    cases[n++] = (relay_case_t){DRV_TCP, 0, 2};
+    cases[n++] = (relay_case_t){DRV_TCP, 1, 3};
+    cases[n++] = (relay_case_t){DRV_SHM, 1, 2};
+    cases[n++] = (relay_case_t){DRV_SHM, 0, 2};
     return cr_make_param_array(relay_case_t, cases, n);
 }
 
@@ -264,14 +266,14 @@ ParameterizedTest(relay_case_t *c, route, relay_held,
 
     snprintf(env, sizeof(env), "%s GV_TCP_SENDQ=65536", t.env);
     t.env = env;
-    if (!run_route(&t, "node", 8, 2, "mr_relay", c->stop ? "--stop 3" :
+    if (!run_route(&t, "node", 8, c->nodes, "mr_relay", c->stop ? "--stop 3" :
                    "--slow", &rc, &out, cmd, sizeof(cmd)))
         cr_skip_test("mr_relay over %s: transport %s was not built",
                      t.label, t.name);
     if (rc != 0)
         cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
     cr_expect(rc == 0 && out != NULL && strstr(out, "bound: ok") != NULL,
-              "mr_relay %s over %s, 8 ranks in 2 nodes: exit %d",
-              c->stop ? "--stop 3" : "--slow", t.label, rc);
+              "mr_relay %s over %s, 8 ranks in %d nodes: exit %d",
+              c->stop ? "--stop 3" : "--slow", t.label, c->nodes, rc);
     free(out);
 }
