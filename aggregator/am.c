@@ -18,8 +18,10 @@
  * handler a send is never refused and never waits: it queues. Handlers
  * thus cannot deadlock, and the memory their sends take is bounded by
  * what arrives, which the senders' credits bound (a handler that sends k
- * messages per message it handles multiplies that bound by k). The
- * transports bound their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
+ * messages per message it handles multiplies that bound by k). Relays
+ * under GV_AGG_ROUTE=node, which forward from their handler, are held by
+ * hop-by-hop credits instead (see "routing" below). The transports bound
+ * their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "aggregator/wire.h"
@@ -989,7 +991,8 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
  * node (its local index: d's node mod the ranks of s's node), which
  * aggregates what its node sends to that node into its one queue to the
  * serving rank there (index: s's node mod the ranks of d's node), which
- * hands it to d; d runs the handler with s as the source.
+ * hands it to d; d runs the handler with s as the source: at most three
+ * hops, one between nodes.
  *
  * node2: the nodes are a grid of ceil(sqrt(nodes)) columns, node k at row
  * k / cols, column k % cols (the last row may be short). Two nodes in one
@@ -1006,19 +1009,88 @@ static void am_recv_id(void *arg, int src, unsigned id, const void *data,
  * serves the link to B: at most five hops, two between nodes.
  *
  * With either route the next hop is a function of (this rank, d) only: a
- * pair's messages always take the same hops, each hop is a FIFO queue and
- * a relay forwards in arrival order, so per-pair order holds as with
- * direct sends. Quiescence counts the message once at s (sent) and once
- * at d (handled): a relay takes its receive back and its forward is not
- * counted. A relay forwards from inside the handler, which never waits
- * (it queues), so relays cannot deadlock; what a relay queues is bounded
- * by what arrives, as for any handler that sends. Messages within a node
- * are ordinary transport messages, not routed. */
+ * pair's messages always take the same hops, and each hop is FIFO (a
+ * stash, below, then the queue), so per-pair order holds as with direct
+ * sends. Messages within a node are ordinary transport messages, not
+ * routed.
+ *
+ * Flow control through the relays: hop-by-hop credits in bytes, per link.
+ * A link is a next hop and the position of the hop on the message's way:
+ * how many hops the envelope has taken before it (0 at s, up to
+ * rt.nlink - 1: 2 under node, 4 under node2). A hop does not carry it:
+ * the rank receiving an envelope from rank u finds it by following the
+ * hops from s until u (route_pos(), which checks that u is on the way
+ * from s to d at all), and hands it on at that position plus one. Every
+ * rank that hands an envelope to a link charges charge(len) to it
+ * (rt.out) and may have at most rt.window bytes charged there (one
+ * envelope more if it alone is larger). The hop returns the charge (a
+ * credit message, rt.ack, coalesced per upstream rank and sent from
+ * progress) once the envelope has left it: handled (the hop is d), or
+ * accepted into its send queue to the next hop. A relay forwards inside
+ * its handler, which must not wait: if its stash to the next link holds
+ * anything, or its window there is full, or its queue to that rank would
+ * grow past the credits of a direct sender ((credits + 1) buffers), the
+ * envelope goes to the link's stash, a FIFO counted in queued_bytes, and
+ * progress moves it on when there is room (and only then returns its
+ * charge). So a slow or stopped next hop holds the upstream senders back,
+ * and a relay holds at most what its upstream links' windows let in: its
+ * memory bound is the direct one over its route's destinations plus
+ * rt.window per upstream link, an (upstream rank, position) pair that may
+ * hand it envelopes to forward (gv__am_route_upstreams()). A sender
+ * outside handlers waits until its window to the first link (position 0)
+ * has room and its stash there is empty; a handler's routed send never
+ * waits: it stashes (bounded by what arrives, as every handler send).
+ * Credit messages never wait either; they go out when their queue has
+ * room, which it gets whatever the hop does.
+ *
+ * No deadlock, for any route whose ways have at most rt.nlink hops: a
+ * rank waits (outside handlers only) for its queue to a rank to drain,
+ * which needs nothing but that rank's receiving, or for credit on its
+ * first link; while it waits it polls, so it keeps receiving, running
+ * handlers, moving its stashes on and returning credit: a relay out of
+ * credits still progresses its own receives. Credit on a link at position
+ * i comes back once the envelope left its hop: at once if the hop is d
+ * (the handler ran; never withheld), else once it left the hop's stash on
+ * a link at position i + 1, which needs credit at position i + 1 and
+ * queue room only. By induction from the last position down, every credit
+ * comes back: waits go strictly forward along a way, so no wait closes a
+ * cycle, whatever the ways' shapes. This is why windows and stashes are
+ * per position: with one per rank pair, a rank's own envelopes could hold
+ * the window its forwards need; and a kind of hop (first, node-to-node,
+ * last) is not enough once a way takes two hops of a kind, as node2's
+ * ways through C do (node to node, within C, node to node), where full
+ * windows could wait on one another in a ring through three nodes.
+ * Replies sent from handlers stash and do not wait, so they cannot close
+ * a cycle; credit messages are outside the windows. gv_am_send_now
+ * (ROUTE_NOW) flushes every hop as the envelope leaves it (from a stash
+ * too), and waits for credit as gv_am_send does.
+ *
+ * Quiescence counts the message once at s (sent) and once at d
+ * (handled): a relay takes its receive back when it forwards or stashes
+ * the envelope. A credit message counts in rt.acks when it becomes owed
+ * and once handled, so a barrier waits for the stashes to drain and the
+ * credits to return. A stash to a failed hop is dropped, each envelope
+ * counted as handled. */
 typedef struct {
     uint32_t src, dst;
     uint16_t id, flags;
 } route_hdr_t;
 #define ROUTE_NOW 1u /* gv_am_send_now(): every hop ships at once */
+
+/* Positions along a way: node2's five hops at most. */
+#define ROUTE_MAX_HOPS 5
+#define LINK(rank, pos) ((rank) * rt.nlink + (pos))
+
+/* A FIFO of envelopes, each {upstream link, length} then the envelope
+ * padded to 8 bytes: charge(length) bytes. */
+typedef struct {
+    uint8_t *buf;
+    size_t   head, tail, cap;
+} stash_t;
+typedef struct {
+    int32_t  up;  /* the link to return the charge on, or -1 (our own) */
+    uint32_t len;
+} stash_rec_t;
 
 static struct {
     int       *node_of;  /* NULL: direct */
@@ -1027,7 +1099,19 @@ static struct {
     int        nnodes, mynode;
     gv__route_shape_t sh; /* the above, for gv__am_route_hop() */
     gv_am_id_t id;       /* the envelope's handler */
+    gv_am_id_t ack;      /* the credit message's */
+    int        nlink;    /* positions: the most hops a way takes */
+    int        ups;      /* links that may hand us envelopes to forward */
     uint64_t   relayed;  /* messages this rank forwarded */
+    size_t     window;   /* bytes charged per link at most */
+    uint64_t  *out;      /* per link: charged, not returned yet */
+    uint64_t  *ret;      /* per upstream link: to return */
+    int       *pend;     /* upstream ranks with some ret > 0 */
+    int        npend;
+    stash_t   *stash;    /* per link */
+    int       *stashed;  /* links with a stash */
+    int        nstashed;
+    uint64_t   acks;     /* credit messages owed or sent (quiescence) */
 } rt;
 
 static const char *const route_name[] = {"direct", "node", "node2"};
@@ -1134,27 +1218,81 @@ static inline void count_internode_batch(int dst)
         am.stats.internode_batches++;
 }
 
+/* What an envelope of @a len bytes is charged, and takes in a stash. */
+static inline size_t charge(size_t len)
+{
+    return sizeof(stash_rec_t) + ((len + 7) & ~(size_t)7);
+}
+
 /* The next rank on the way to @a dst (on another node than ours, or it). */
 static int route_hop(int dst)
 {
     return gv__am_route_hop(&rt.sh, am.rank, dst);
 }
 
+/* The position of rank @a from on the way from @a src to @a dst: the
+ * hops from @a src to it (0 for @a src itself), or -1 if the way does not
+ * pass @a from within rt.nlink - 1 hops. */
+static int route_pos(int src, int from, int dst)
+{
+    int q = src, k;
+
+    for (k = 0; (q != from) && (q != dst) && (k < rt.nlink); k++)
+        q = gv__am_route_hop(&rt.sh, q, dst);
+    return ((q == from) && (k < rt.nlink)) ? k : -1;
+}
+
 static void flush_now(int dst);
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len, int now) __attribute__((noinline));
 
-/* Hand an envelope of @a len bytes to the next hop to @a dst, not counted
- * as a message sent (the caller counts). */
-static gv_status_t route_forward(int dst, const void *env, size_t len,
-                                 int now)
+static inline int window_room(int link, size_t c)
 {
-    int         hop = route_hop(dst);
+    return (rt.out[link] == 0) || (rt.out[link] + c <= rt.window);
+}
+
+/* Whether a message of @a len bytes to @a hop keeps its queue within a
+ * direct sender's credits: it fits the open batch, or the queue owes at
+ * most the credits once the open batch is closed. */
+static int queue_room(int hop, size_t len)
+{
+    peer_t   *p   = &am.peers[hop];
+    cursor_t *c   = &gv__am_hot.cur[hop];
+    size_t    rec = gv_wire_rec_size(len);
+
+    if (am.aggregate && (rec <= am.batch_max_rec) && (p->open != NULL) &&
+        ((size_t)(c->end - c->pos) >= rec))
+        return 1;
+    return owed(p) + (p->open != NULL) <= am.credits;
+}
+
+/* Owe upstream link @a up (-1: nobody) the return of @a c bytes. */
+static void credit_back(int up, size_t c)
+{
+    int r, k;
+
+    if ((up < 0) || (rt.ret == NULL))
+        return;
+    r = up / rt.nlink;
+    for (k = 0; (k < rt.nlink) && (rt.ret[LINK(r, k)] == 0); k++)
+        ;
+    if (k == rt.nlink) {
+        rt.pend[rt.npend++] = r;
+        rt.acks++;
+    }
+    rt.ret[up] += c;
+}
+
+/* Queue an envelope on @a link without waiting (as from a handler), not
+ * counted as a message sent, and charge it there. */
+static gv_status_t route_push(int link, const void *env, size_t len)
+{
+    int         hop = link / rt.nlink;
     gv_status_t status;
 
-    /* send_slow() counts what it accepts; waiting for credit there may
-     * run handlers that send and count too: take back only this one. */
-    status = send_slow(hop, rt.id, env, len, now);
+    am.in_handler++;
+    status = send_slow(hop, rt.id, env, len, 0);
+    am.in_handler--;
     if (status != GV_OK)
         return status;
     if ((rt.node_of[hop] != rt.mynode) && am.aggregate &&
@@ -1162,9 +1300,162 @@ static gv_status_t route_forward(int dst, const void *env, size_t len,
         am.stats.internode_msgs++; /* into a batch to another node */
     gv__am_hot.msgs_sent--;
     gv__am_hot.bytes_sent -= len;
-    if (now)
+    rt.out[link] += charge(len);
+    if (((const route_hdr_t *)env)->flags & ROUTE_NOW)
         flush_now(hop);
     return GV_OK;
+}
+
+static int stash_empty(int link)
+{
+    return rt.stash[link].head == rt.stash[link].tail;
+}
+
+static void stash_put(int link, const void *env, size_t len, int up)
+{
+    stash_t    *s = &rt.stash[link];
+    stash_rec_t r = {up, (uint32_t)len};
+    size_t      c = charge(len);
+
+    if (s->head == s->tail) {
+        s->head = s->tail = 0;
+        rt.stashed[rt.nstashed++] = link;
+    }
+    if (s->tail + c > s->cap) {
+        if (s->head > 0) {
+            memmove(s->buf, s->buf + s->head, s->tail - s->head);
+            s->tail -= s->head;
+            s->head  = 0;
+        }
+        if (s->tail + c > s->cap) {
+            s->cap = (s->cap * 2 > s->tail + c) ? s->cap * 2
+                                                : s->tail + c + 4096;
+            s->buf = gv_realloc(s->buf, s->cap);
+        }
+    }
+    memcpy(s->buf + s->tail, &r, sizeof(r));
+    memcpy(s->buf + s->tail + sizeof(r), env, len);
+    s->tail += c;
+    account(c);
+}
+
+/* Take an envelope of @a len bytes from upstream link @a up (-1: our own)
+ * on along @a link without waiting: into the queue if nothing is stashed
+ * there and the window and queue have room, else into the stash. */
+static gv_status_t route_put(int link, const void *env, size_t len, int up)
+{
+    int         hop = link / rt.nlink;
+    gv_status_t status;
+
+    if (stash_empty(link) && window_room(link, charge(len)) &&
+        queue_room(hop, len)) {
+        status = route_push(link, env, len);
+        credit_back(up, charge(len));
+        return status;
+    }
+    if (gv__is_failed(hop)) {
+        credit_back(up, charge(len));
+        return GV_ERR_UNREACHABLE;
+    }
+    stash_put(link, env, len, up);
+    return GV_OK;
+}
+
+/* Move @a link's stash on as far as its window and queue allow; drop it
+ * if the hop failed. */
+static unsigned stash_drain(int link)
+{
+    stash_t    *s   = &rt.stash[link];
+    int         hop = link / rt.nlink, failed = gv__is_failed(hop);
+    stash_rec_t r;
+    unsigned    n = 0;
+
+    while (s->head != s->tail) {
+        const uint8_t *env = s->buf + s->head + sizeof(r);
+
+        memcpy(&r, s->buf + s->head, sizeof(r));
+        if (!failed && !(window_room(link, charge(r.len)) &&
+                         queue_room(hop, r.len)))
+            break;
+        s->head += charge(r.len);
+        am.stats.queued_bytes -= charge(r.len);
+        if (failed || (route_push(link, env, r.len) != GV_OK))
+            am.handled_count++; /* dropped: as handled, for quiescence */
+        credit_back(r.up, charge(r.len));
+        n++;
+    }
+    if ((s->head == s->tail) && (s->cap > 4 * rt.window)) {
+        gv_free(s->buf);
+        s->buf = NULL;
+        s->cap = 0;
+    }
+    return n;
+}
+
+/* Progress's part: move stashes on, send the credits owed. */
+static unsigned __attribute__((noinline)) route_progress(void)
+{
+    unsigned n = 0;
+    int      i, k;
+
+    for (i = 0; i < rt.nstashed;) {
+        int link = rt.stashed[i];
+
+        n += stash_drain(link);
+        if (stash_empty(link))
+            rt.stashed[i] = rt.stashed[--rt.nstashed];
+        else
+            i++;
+    }
+    for (i = 0; i < rt.npend;) {
+        int      up = rt.pend[i];
+        uint64_t v[ROUTE_MAX_HOPS];
+        size_t   vlen = (size_t)rt.nlink * sizeof(v[0]);
+
+        if (gv__is_failed(up)) {
+            am.handled_count++; /* dropped: as handled */
+        } else if (queue_room(up, vlen)) {
+            for (k = 0; k < rt.nlink; k++)
+                v[k] = rt.ret[LINK(up, k)];
+            am.in_handler++;
+            if (send_slow(up, rt.ack, v, vlen, 0) == GV_OK) {
+                gv__am_hot.msgs_sent--; /* counted in rt.acks */
+                gv__am_hot.bytes_sent -= vlen;
+            } else {
+                am.handled_count++;
+            }
+            am.in_handler--;
+        } else {
+            i++;
+            continue;
+        }
+        for (k = 0; k < rt.nlink; k++)
+            rt.ret[LINK(up, k)] = 0;
+        rt.pend[i] = rt.pend[--rt.npend];
+        n++;
+    }
+    return n;
+}
+
+/* Outside handlers: wait until nothing is stashed on @a link and its
+ * window has room for @a c bytes more. */
+static void route_wait(int link, size_t c)
+{
+    int         hop = link / rt.nlink;
+    gv_waiter_t w;
+
+    if (stash_empty(link) && window_room(link, c))
+        return;
+    am.stats.credit_stalls++;
+    /* What we queued to it must leave for it to return the charge. */
+    ship_open(hop);
+    am.peers[hop].waiting++; /* the watchdog names a hop that stopped */
+    gv__wait_begin_send(&w);
+    while (!(stash_empty(link) && window_room(link, c)) &&
+           !gv__is_failed(hop))
+        gv__wait_poll(&w);
+    if (!gv__is_failed(hop))
+        am.peers[hop].waiting--;
 }
 
 /* send_slow() for a rank on another node: wrap, forward, count once. */
@@ -1175,6 +1466,8 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
     uint8_t    *env = (uint8_t *)stack;
     route_hdr_t h   = {(uint32_t)am.rank, (uint32_t)dst, id,
                        now ? ROUTE_NOW : 0};
+    size_t      elen = sizeof(h) + len;
+    int         hop  = route_hop(dst), link = LINK(hop, 0);
     gv_status_t status;
 
     if (len > GV_WIRE_MAX_PAYLOAD - sizeof(h)) {
@@ -1184,12 +1477,28 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
                  GV_WIRE_MAX_PAYLOAD - sizeof(h), GV_WIRE_MAX_PAYLOAD);
         return GV_ERR_INVALID;
     }
-    if (sizeof(h) + len > sizeof(stack))
-        env = gv_malloc(sizeof(h) + len);
+    if (elen > sizeof(stack))
+        env = gv_malloc(elen);
     memcpy(env, &h, sizeof(h));
     if (len > 0)
         memcpy(env + sizeof(h), payload, len);
-    status = route_forward(dst, env, sizeof(h) + len, now);
+    if (am.in_handler > 0) {
+        status = route_put(link, env, elen, -1);
+    } else {
+        route_wait(link, charge(elen));
+        /* Charged before send_slow(), whose wait for queue credit may
+         * move a stash on this link meanwhile. */
+        rt.out[link] += charge(elen);
+        status = send_slow(hop, rt.id, env, elen, now);
+        if (status == GV_OK) {
+            gv__am_hot.msgs_sent--;
+            gv__am_hot.bytes_sent -= elen;
+            if (now)
+                flush_now(hop);
+        } else {
+            rt.out[link] -= charge(elen);
+        }
+    }
     if (env != (uint8_t *)stack)
         gv_free(env);
     if (status == GV_OK) {
@@ -1200,11 +1509,14 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
 }
 
 /* The envelope's handler: run the message here, as from its source, or
- * forward it. */
+ * take it on towards its destination. Either way the charge goes back to
+ * the rank that sent it here, on the link it charged (its position on the
+ * way), once the envelope has left this rank. */
 static void route_cb(int src, const void *payload, size_t len, void *arg)
 {
     const uint8_t *p = payload;
     route_hdr_t    h;
+    int            pos = -1, hop = -1;
 
     (void)arg;
     if (len < sizeof(h)) {
@@ -1212,9 +1524,15 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         return;
     }
     memcpy(&h, p, sizeof(h));
-    if ((rt.node_of == NULL) || (h.src >= (uint32_t)am.size) ||
-        (h.dst >= (uint32_t)am.size) || (h.src == h.dst) ||
-        (gv__am_route_hop(&rt.sh, src, (int)h.dst) != am.rank)) {
+    if ((rt.node_of != NULL) && (h.src < (uint32_t)am.size) &&
+        (h.dst < (uint32_t)am.size) && (h.src != h.dst) &&
+        (gv__am_route_hop(&rt.sh, src, (int)h.dst) == am.rank)) {
+        pos = route_pos((int)h.src, src, (int)h.dst);
+        if (h.dst != (uint32_t)am.rank)
+            hop = route_hop((int)h.dst);
+    }
+    if ((pos < 0) ||
+        ((h.dst != (uint32_t)am.rank) && (pos + 1 >= rt.nlink))) {
         reject(src, "routed message with a bad source or destination, or "
                     "not for this rank to forward (is GV_AGG_ROUTE the same "
                     "on every rank?)");
@@ -1227,17 +1545,42 @@ static void route_cb(int src, const void *payload, size_t len, void *arg)
         else
             am.handlers[h.id].fn((int)h.src, p + sizeof(h), len - sizeof(h),
                                  am.handlers[h.id].arg);
+        credit_back(LINK(src, pos), charge(len));
         return;
     }
     /* A relay: the message is neither received nor sent here. If the next
      * hop failed, it counts as handled here (dropped), as a rejected one. */
-    if (route_forward((int)h.dst, payload, len, h.flags & ROUTE_NOW) ==
+    if (route_put(LINK(hop, pos + 1), payload, len, LINK(src, pos)) ==
         GV_OK) {
         am.handled_count--;
         am.stats.msgs_recv--;
         am.stats.bytes_recv -= len - sizeof(h);
         rt.relayed++;
     }
+}
+
+/* A credit message: @a src returns charge of ours, per position. */
+static void route_ack_cb(int src, const void *payload, size_t len, void *arg)
+{
+    uint64_t v[ROUTE_MAX_HOPS];
+    int      k;
+
+    (void)arg;
+    am.stats.msgs_recv--; /* not a user's message */
+    am.stats.bytes_recv -= len;
+    if ((rt.out == NULL) || (len != (size_t)rt.nlink * sizeof(v[0]))) {
+        reject(src, "malformed routing credit message");
+        return;
+    }
+    memcpy(v, payload, len);
+    for (k = 0; k < rt.nlink; k++) {
+        if (v[k] > rt.out[LINK(src, k)]) {
+            reject(src, "routing credit larger than what was charged there");
+            return;
+        }
+    }
+    for (k = 0; k < rt.nlink; k++)
+        rt.out[LINK(src, k)] -= v[k];
 }
 
 int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
@@ -1269,6 +1612,72 @@ int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
     return local - 1 + links;
 }
 
+/* Mark in @a marks (size x ROUTE_MAX_HOPS) the links (upstream rank,
+ * position) on which rank @a x receives envelopes to forward on the ways
+ * from node @a a's ranks to node @a b's. */
+static void upstream_walk(const gv__route_shape_t *sh, int x, int a, int b,
+                          unsigned char *marks)
+{
+    int s, q, nq, k, db = sh->members[sh->start[b]];
+    int lb = sh->start[b + 1] - sh->start[b];
+
+    for (s = sh->start[a]; s < sh->start[a + 1]; s++) {
+        q = sh->members[s];
+        for (k = 0; (sh->node_of[q] != b) && (k < ROUTE_MAX_HOPS); k++) {
+            nq = gv__am_route_hop(sh, q, db);
+            /* On b, the rank the way enters by forwards to the others. */
+            if ((nq == x) && ((sh->node_of[x] != b) || (lb > 1)))
+                marks[(size_t)q * ROUTE_MAX_HOPS + (size_t)k] = 1;
+            q = nq;
+        }
+    }
+}
+
+int gv__am_route_upstreams(int route, const int *node_of, int nnodes,
+                           int size, int rank)
+{
+    gv__route_shape_t sh;
+    unsigned char    *marks;
+    int              *members, *start, *line = NULL;
+    int               me = node_of[rank], a, b, i, nline = 0, n = 0;
+
+    if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
+        return 0;
+    members = gv_malloc((size_t)size * sizeof(int));
+    start   = gv_malloc(((size_t)nnodes + 1) * sizeof(int));
+    marks   = gv_calloc((size_t)size * ROUTE_MAX_HOPS, 1);
+    gv__am_route_shape(&sh, route, node_of, nnodes, size, members, start);
+    /* The ways that pass this rank's node: from it, to it, and (node2)
+     * through it, between the other nodes of its row and column. */
+    for (a = 0; a < nnodes; a++) {
+        if (a == me)
+            continue;
+        upstream_walk(&sh, rank, me, a, marks);
+        upstream_walk(&sh, rank, a, me, marks);
+    }
+    if (route == GV_AGG_ROUTE_NODE2) {
+        line = gv_malloc(2 * (size_t)sh.cols * sizeof(int));
+        for (a = me - me % sh.cols; (a < nnodes) && (a / sh.cols == me / sh.cols); a++)
+            if (a != me)
+                line[nline++] = a;
+        for (a = me % sh.cols; a < nnodes; a += sh.cols)
+            if (a != me)
+                line[nline++] = a;
+        for (a = 0; a < nline; a++)
+            for (b = 0; b < nline; b++)
+                if ((a != b) &&
+                    (grid_next(line[a], line[b], nnodes, sh.cols) == me))
+                    upstream_walk(&sh, rank, line[a], line[b], marks);
+    }
+    for (i = 0; i < size * ROUTE_MAX_HOPS; i++)
+        n += marks[i];
+    gv_free(line);
+    gv_free(marks);
+    gv_free(start);
+    gv_free(members);
+    return n;
+}
+
 void gv__am_route_start(void)
 {
     int i, n = am.size;
@@ -1283,7 +1692,16 @@ void gv__am_route_start(void)
         rt.node_of[i] = gv_node_of(i);
     gv__am_route_shape(&rt.sh, (int)gv__env.AGG_ROUTE, rt.node_of,
                        rt.nnodes, n, rt.members, rt.start);
-    rt.mynode = rt.node_of[am.rank];
+    rt.mynode  = rt.node_of[am.rank];
+    rt.nlink   = (rt.sh.route == GV_AGG_ROUTE_NODE2) ? ROUTE_MAX_HOPS : 3;
+    rt.window  = GV__AM_ROUTE_WINDOW_BATCHES * am.agg_bytes;
+    rt.ups     = gv__am_route_upstreams(rt.sh.route, rt.node_of, rt.nnodes,
+                                        n, am.rank);
+    rt.out     = gv_calloc((size_t)n * rt.nlink, sizeof(*rt.out));
+    rt.ret     = gv_calloc((size_t)n * rt.nlink, sizeof(*rt.ret));
+    rt.pend    = gv_calloc((size_t)n, sizeof(*rt.pend));
+    rt.stash   = gv_calloc((size_t)n * rt.nlink, sizeof(*rt.stash));
+    rt.stashed = gv_calloc((size_t)n * rt.nlink, sizeof(*rt.stashed));
     /* Every message to another node takes send_slow(): no batch or lone
      * area opens to such a rank, and gv_am_send_now() always goes the
      * slow way (it ships the first hop at once and flags the rest). */
@@ -1293,12 +1711,14 @@ void gv__am_route_start(void)
 
 size_t gv__am_route_bound(void)
 {
-    int peers = am.size - 1;
+    int peers = am.size - 1, ups = 0;
 
-    if (rt.node_of != NULL)
+    if (rt.node_of != NULL) {
         peers = gv__am_route_peers(rt.sh.route, rt.node_of, rt.nnodes,
                                    am.size, am.rank);
-    return (size_t)peers * gv__am_memory_bound();
+        ups   = rt.ups;
+    }
+    return (size_t)peers * gv__am_memory_bound() + (size_t)ups * rt.window;
 }
 
 /* ---- send ------------------------------------------------------------- */
@@ -1683,7 +2103,7 @@ static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
     if (__builtin_expect(gv__ctx.nfailed > 0, 0) && gv__is_failed(dst))
         return GV_ERR_UNREACHABLE;
     if (__builtin_expect(rt.node_of != NULL, 0) && (dst != am.rank) &&
-        (rt.node_of[dst] != rt.mynode) && (id != rt.id))
+        (rt.node_of[dst] != rt.mynode) && (id != rt.id) && (id != rt.ack))
         return route_send(dst, id, payload, len, now);
     gv__am_hot.msgs_sent++;
     gv__am_hot.bytes_sent += len;
@@ -1873,7 +2293,9 @@ int gv__am_busy(int wait_send)
 {
     gv__am_idle();
     return (gv__am_hot.cur[am.rank].pos != am.self_buf) ||
-           ((am.nbacklog > 0) && !wait_send) || (am.lone_dst >= 0) ||
+           (((am.nbacklog > 0) || (rt.nstashed > 0) || (rt.npend > 0)) &&
+            !wait_send) ||
+           (am.lone_dst >= 0) ||
            (am.nopen > 0);
 }
 
@@ -1883,6 +2305,8 @@ static unsigned __attribute__((noinline)) am_progress_work(void)
     int      i;
 
     n = self_drain();
+    if ((rt.nstashed > 0) || (rt.npend > 0))
+        n += route_progress();
 
     /* Retry what the transport refused before. */
     for (i = 0; i < am.nbacklog;) {
@@ -1929,7 +2353,8 @@ unsigned gv__am_progress(void)
      * case, and it should cost a few loads, not the prologue of the
      * work. */
     if ((gv__am_hot.cur[am.rank].pos == am.self_buf) && (am.nbacklog == 0) &&
-        (am.nopen == 0) && (am.lone_dst < 0))
+        (am.nopen == 0) && (am.lone_dst < 0) && (rt.nstashed == 0) &&
+        (rt.npend == 0))
         return 0;
     return am_progress_work();
 }
@@ -2174,7 +2599,7 @@ void gv_barrier(void)
         /* Handle our own messages before counting them. */
         while (self_drain() > 0)
             ;
-        allreduce2(gv__am_hot.msgs_sent, am.handled_count, cur);
+        allreduce2(gv__am_hot.msgs_sent + rt.acks, am.handled_count, cur);
         if ((cur[0] == cur[1]) && (cur[0] == prev[0]) && (cur[1] == prev[1]))
             break;
         prev[0] = cur[0];
@@ -2527,7 +2952,10 @@ gv_status_t gv__am_start(gv_tl_t *tl)
         if ((status != GV_OK) ||
             (gv__env.AGG_ROUTE == GV_AGG_ROUTE_DIRECT))
             return status;
-        return gv_am_register(route_cb, NULL, &rt.id);
+        status = gv_am_register(route_cb, NULL, &rt.id);
+        if (status != GV_OK)
+            return status;
+        return gv_am_register(route_ack_cb, NULL, &rt.ack);
     }
 }
 
@@ -2576,6 +3004,14 @@ void gv__am_fini(void)
     gv_free(rt.node_of);
     gv_free(rt.members);
     gv_free(rt.start);
+    if (rt.stash != NULL)
+        for (i = 0; i < am.size * rt.nlink; i++)
+            gv_free(rt.stash[i].buf);
+    gv_free(rt.stash);
+    gv_free(rt.stashed);
+    gv_free(rt.out);
+    gv_free(rt.ret);
+    gv_free(rt.pend);
     memset(&rt, 0, sizeof(rt));
     gv_free(am.peers);
     gv_free(am.backlog);

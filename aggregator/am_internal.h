@@ -67,8 +67,21 @@ int         gv__am_route_hop(const gv__route_shape_t *sh, int rank, int dst);
  * rank). */
 int         gv__am_route_peers(int route, const int *node_of, int nnodes,
                                int size, int rank);
+/* Under route @a route (as for gv__am_route_peers): the upstream links of
+ * @a rank, the (rank u, position p) pairs such that some way hands @a rank
+ * from u, as its p-th hop (p from 0 at the way's source), an envelope
+ * that @a rank forwards rather than handles; each has its own credit
+ * window. 0 under direct, and for a rank that forwards nothing. */
+int         gv__am_route_upstreams(int route, const int *node_of, int nnodes,
+                                   int size, int rank);
+/* Envelope bytes a rank may have charged at one hop and not returned, in
+ * aggregation buffers (GV_AGG_BYTES): what a relay may stash per upstream
+ * link. */
+#define GV__AM_ROUTE_WINDOW_BATCHES 2
 /* This rank's bound on its aggregation buffers, all destinations: its
- * route's peers times gv__am_memory_bound(). */
+ * route's peers times gv__am_memory_bound(), plus the window
+ * (GV__AM_ROUTE_WINDOW_BATCHES buffers) per upstream link, which a relay
+ * may hold in its stash. */
 size_t      gv__am_route_bound(void);
 
 #endif

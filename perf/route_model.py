@@ -8,7 +8,10 @@ and the network's latency and bandwidth, it predicts per route:
 
   dests     ranks a rank holds buffers to (as gvinfo -t -n -N counts them)
   bound     the bound on a rank's buffer memory: dests x (credits + 1) x
-            GV_AGG_BYTES
+            GV_AGG_BYTES, plus, under node and node2, a window of 2 x
+            GV_AGG_BYTES of envelopes per upstream link (a rank and a
+            position on the way) that hands a relay some to forward
+            (upstreams(); gv__am_route_upstreams counts them exactly)
   open      memory of the buffers open at once: one per destination
             whose batch is not shipped yet (fill / rate of that buffer,
             out of the time between ships), times GV_AGG_BYTES
@@ -58,6 +61,11 @@ import re
 import sys
 
 
+# Envelope bytes a rank may have charged at one hop, in buffers
+# (GV__AM_ROUTE_WINDOW_BATCHES in aggregator/am_internal.h).
+WINDOW_BATCHES = 2
+
+
 def pad4(n):
     return (n + 3) & ~3
 
@@ -67,6 +75,25 @@ def dests(route, nodes, rpn):
     if route == "direct" or nodes <= 1:
         return nodes * rpn - 1
     return rpn - 1 + math.ceil((nodes - 1) / rpn)
+
+
+def upstreams(route, nodes, rpn):
+    """Upstream links of the busiest relay (gv__am_route_upstreams, as
+    gvinfo -t prints it; exact for node and, when a node has more ranks
+    than links, for node2; above it otherwise). node: the node's other
+    ranks (position 0) and, per node the relay serves, that node's
+    serving rank at positions 0 and 1. node2: the node's other ranks at
+    position 0; as the intermediate node C, the other ranks serving a
+    link of C at positions 1 and 2; per link it serves, the serving rank
+    across at positions 0 to 3."""
+    if route == "direct" or nodes <= 1 or rpn <= 1:
+        return 0
+    if route == "node":
+        return rpn - 1 + 2 * math.ceil((nodes - 1) / rpn)
+    cols, rows = grid(nodes)
+    links = cols - 1 + rows - 1
+    return (rpn - 1 + 2 * min(rpn - 1, max(cols, rows) - 1) +
+            4 * math.ceil(links / rpn))
 
 
 def grid(nodes):
@@ -94,7 +121,8 @@ def model_node2(nodes, rpn, a):
     timeout = a.timeout_us * 1e-6
     fill = max(1.0, min(cap, rate * timeout)) if t_fill > timeout else cap
     d = rpn - 1 + math.ceil(links / rpn)
-    bound = d * (a.credits + 1) * a.agg_bytes
+    bound = d * (a.credits + 1) * a.agg_bytes + \
+        upstreams("node2", nodes, rpn) * WINDOW_BATCHES * a.agg_bytes
     open_mem = (rpn - 1) * a.agg_bytes + (d - rpn + 1) * a.agg_bytes * \
         min(1.0, rate * timeout)
     hops = 5  # within A, to C, within C, to B, within B
@@ -133,6 +161,7 @@ def model(route, nodes, rpn, a):
     fill = max(1.0, window_fill(rate, 0, timeout, timeout, a.agg_bytes, rec))
     d = dests(route, nodes, rpn)
     bound = d * (a.credits + 1) * a.agg_bytes
+    bound += upstreams(route, nodes, rpn) * WINDOW_BATCHES * a.agg_bytes
     # A destination's buffer is open from its first record until it ships
     # (full, or the timeout): always, once a record comes within each
     # timeout; else about rate x timeout of the time.

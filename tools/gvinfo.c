@@ -45,12 +45,18 @@ static long count_arg(const char *s, long lo, long hi)
 static const char *const route_names[] = {"direct", "node", "node2"};
 
 /* The bound on one rank's aggregation buffers: the route's destinations
- * (the largest count over the ranks) times the bound per destination. */
+ * times the bound per destination, plus, for a relay under node or node2,
+ * the window of envelopes each upstream link (a rank and a position on the
+ * way) that hands it some may have there (the largest total over the
+ * ranks). */
 static void print_route_bound(long ranks, long nodes)
 {
     unsigned long long       per = (unsigned long long)(
         (gv__env.AGG_CREDITS + 1) * gv__env.AGG_BYTES);
-    int                     *node_of, r, route, peers, most;
+    unsigned long long       win = (unsigned long long)(
+        GV__AM_ROUTE_WINDOW_BATCHES * gv__env.AGG_BYTES);
+    unsigned long long       bytes, most_bytes;
+    int                     *node_of, r, route, peers, ups, most, most_ups;
 
     if (nodes > ranks)
         nodes = ranks;
@@ -63,17 +69,29 @@ static void print_route_bound(long ranks, long nodes)
            "node):\n", ranks, nodes, ranks / nodes,
            (ranks + nodes - 1) / nodes);
     for (route = GV_AGG_ROUTE_DIRECT; route <= GV_AGG_ROUTE_NODE2; route++) {
-        most = 0;
+        most = most_ups = 0;
+        most_bytes = 0;
         for (r = 0; r < ranks; r++) {
             peers = gv__am_route_peers(route, node_of, (int)nodes,
                                        (int)ranks, r);
+            ups   = gv__am_route_upstreams(route, node_of, (int)nodes,
+                                           (int)ranks, r);
+            bytes = (unsigned long long)peers * per +
+                    (unsigned long long)ups * win;
             if (peers > most)
                 most = peers;
+            if (ups > most_ups)
+                most_ups = ups;
+            if (bytes > most_bytes)
+                most_bytes = bytes;
         }
-        printf("  GV_AGG_ROUTE=%s%s: buffers to at most %d ranks, at most "
-               "%llu bytes per rank\n", route_names[route],
-               (route == gv__env.AGG_ROUTE) ? " (chosen)" : "", most,
-               (unsigned long long)most * per);
+        printf("  GV_AGG_ROUTE=%s%s: buffers to at most %d ranks",
+               route_names[route],
+               (route == gv__env.AGG_ROUTE) ? " (chosen)" : "", most);
+        if (most_ups > 0)
+            printf(", envelopes to relay from at most %d upstream links "
+                   "(%llu bytes each)", most_ups, win);
+        printf(", at most %llu bytes per rank\n", most_bytes);
     }
     free(node_of);
 }

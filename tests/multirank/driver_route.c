@@ -2,9 +2,10 @@
  * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
  * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes (node2:
  * 2, 3 and 4 nodes, 4 being a 2 x 2 grid); GUPS and the DSM tests with
- * GV_AGG_ROUTE=node and node2; and a killed relay rank, which must stop
- * the job with its name; and the tightest flow control through relays.
- * SPDX-License-Identifier: BSD-3-Clause */
+ * GV_AGG_ROUTE=node and node2; a killed relay rank, which must stop the
+ * job with its name; the tightest flow control through relays; and a
+ * stopped or slowed relay, which must keep every rank within its memory
+ * bound (node and node2). SPDX-License-Identifier: BSD-3-Clause */
 #include "driver.h"
 
 #include <criterion/criterion.h>
@@ -263,5 +264,59 @@ ParameterizedTest(kill_case_t *c, route, killed_relay,
                   strstr(out, "signal 9"),
               "%s, route %s: the output does not name relay %s and signal "
               "9:\n%s", t->label, route, victim, out ? out : "");
+    free(out);
+}
+
+/* A relay stopped (SIGSTOP for 3 s) or slowed (a handler that sleeps)
+ * while every rank streams updates to the other node through it: every
+ * update arrives once and in order, and every rank's send queues stay
+ * within the bound the aggregator states for it (relaying included) plus
+ * one buffer (mr_relay). A small tcp send queue (GV_TCP_SENDQ) leaves the
+ * backlog to the aggregator's queues, where the bound is checked. */
+typedef struct {
+    int tl;
+    int stop;  /* 1: --stop 3, 0: --slow */
+    int route; /* an index into route_names[] */
+    int nodes;
+} relay_case_t;
+
+ParameterizedTestParameters(route, relay_held)
+{
+    static relay_case_t cases[9];
+    size_t              n = 0;
+
+    cases[n++] = (relay_case_t){DRV_TCP, 1, 1, 2};
+    cases[n++] = (relay_case_t){DRV_TCP, 0, 1, 2};
+    cases[n++] = (relay_case_t){DRV_TCP, 1, 1, 3};
+    cases[n++] = (relay_case_t){DRV_SHM, 1, 1, 2};
+    cases[n++] = (relay_case_t){DRV_SHM, 0, 1, 2};
+    /* node2 on a 2 x 2 grid: ways through an intermediate node. */
+    cases[n++] = (relay_case_t){DRV_TCP, 1, 2, 4};
+    cases[n++] = (relay_case_t){DRV_TCP, 0, 2, 4};
+    cases[n++] = (relay_case_t){DRV_SHM, 1, 2, 4};
+    cases[n++] = (relay_case_t){DRV_SHM, 0, 2, 4};
+    return cr_make_param_array(relay_case_t, cases, n);
+}
+
+ParameterizedTest(relay_case_t *c, route, relay_held,
+                  .timeout = 3 * GVRUN_LIMIT_S / 2)
+{
+    tl_cfg_t t = drv_tls[c->tl];
+    char     env[256], cmd[1024], *out = NULL;
+    int      rc;
+
+    snprintf(env, sizeof(env), "%s GV_TCP_SENDQ=65536", t.env);
+    t.env = env;
+    if (!run_route(&t, route_names[c->route], 8, c->nodes, "mr_relay",
+                   c->stop ? "--stop 3" : "--slow", &rc, &out, cmd,
+                   sizeof(cmd)))
+        cr_skip_test("mr_relay over %s: transport %s was not built",
+                     t.label, t.name);
+    if (rc != 0)
+        cr_log_error("%s\n--- output ---\n%s--- end ---", cmd, out ? out : "");
+    cr_expect(rc == 0 && out != NULL && strstr(out, "bound: ok") != NULL,
+              "mr_relay %s over %s, route %s, 8 ranks in %d nodes: exit %d",
+              c->stop ? "--stop 3" : "--slow", t.label,
+              route_names[c->route], c->nodes, rc);
     free(out);
 }

@@ -1,8 +1,10 @@
 /* Unit tests of the routes' hop function (gv__am_route_hop) over many job
  * shapes: every (source, destination) pair arrives, within the route's
  * hops, never through the rank itself, with the nodes in the order the
- * route promises; and gv__am_route_peers counts exactly the ranks the hop
- * function sends to (the bound gvinfo prints).
+ * route promises; gv__am_route_peers counts exactly the ranks the hop
+ * function sends to, and gv__am_route_upstreams exactly the (rank,
+ * position on the way) links that hand a rank envelopes to forward (the
+ * bound gvinfo prints counts both).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "core/env.h"
@@ -61,14 +63,16 @@ static void job_free(job_t *j)
 static void check_job(job_t *j, int route)
 {
     gv__route_shape_t sh;
-    int               s, d, r, hops, node_hops, prev_node, *seen, peers;
+    int               s, d, r, hops, node_hops, prev_node, *seen, peers, n;
+    unsigned char    *ups; /* [rank][upstream rank][position] */
     int               max_hops = (route == GV_AGG_ROUTE_NODE2) ? 5 : 3;
     int               max_node_hops = (route == GV_AGG_ROUTE_NODE2) ? 2 : 1;
 
     gv__am_route_shape(&sh, route, j->node_of, j->nnodes, j->size,
                        j->members, j->start);
     seen = calloc((size_t)j->size, sizeof(int));
-    cr_assert(seen != NULL);
+    ups  = calloc((size_t)j->size * (size_t)j->size * 5, 1);
+    cr_assert((seen != NULL) && (ups != NULL));
     for (s = 0; s < j->size; s++) {
         memset(seen, 0, (size_t)j->size * sizeof(int));
         for (d = 0; d < j->size; d++) {
@@ -92,6 +96,10 @@ static void check_job(job_t *j, int route)
                 /* The hop is a function of (rank, destination). */
                 cr_assert_eq(next, gv__am_route_hop(&sh, r, d));
                 cr_assert(next >= 0 && next < j->size);
+                /* A rank that forwards: an upstream link (r, hops). */
+                if (next != d)
+                    ups[((size_t)next * (size_t)j->size + (size_t)r) * 5 +
+                        (size_t)hops] = 1;
                 if (j->node_of[next] != prev_node) {
                     node_hops++;
                     prev_node = j->node_of[next];
@@ -131,6 +139,18 @@ static void check_job(job_t *j, int route)
                      gv__am_route_peers(route, j->node_of, j->nnodes,
                                         j->size, s));
     }
+    for (r = 0; r < j->size; r++) {
+        for (d = 0, n = 0; d < j->size * 5; d++)
+            n += ups[(size_t)r * (size_t)j->size * 5 + (size_t)d];
+        cr_assert_eq(n, gv__am_route_upstreams(route, j->node_of, j->nnodes,
+                                               j->size, r),
+                     "route %d, %d ranks in %d nodes: rank %d forwards from "
+                     "%d upstream links, gv__am_route_upstreams says %d",
+                     route, j->size, j->nnodes, r, n,
+                     gv__am_route_upstreams(route, j->node_of, j->nnodes,
+                                            j->size, r));
+    }
+    free(ups);
     free(seen);
 }
 
