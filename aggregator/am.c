@@ -1246,6 +1246,15 @@ static void flush_now(int dst);
 static gv_status_t send_slow(int dst, gv_am_id_t id, const void *payload,
                              size_t len, int now) __attribute__((noinline));
 
+/* An envelope of @a len bytes went to @a hop: count it if it went into a
+ * batch to another node. */
+static inline void count_internode_msg(int hop, size_t len)
+{
+    if ((rt.node_of[hop] != rt.mynode) && am.aggregate &&
+        (gv_wire_rec_size(len) <= am.batch_max_rec))
+        am.stats.internode_msgs++;
+}
+
 static inline int window_room(int link, size_t c)
 {
     return (rt.out[link] == 0) || (rt.out[link] + c <= rt.window);
@@ -1295,9 +1304,7 @@ static gv_status_t route_push(int link, const void *env, size_t len)
     am.in_handler--;
     if (status != GV_OK)
         return status;
-    if ((rt.node_of[hop] != rt.mynode) && am.aggregate &&
-        (gv_wire_rec_size(len) <= am.batch_max_rec))
-        am.stats.internode_msgs++; /* into a batch to another node */
+    count_internode_msg(hop, len);
     gv__am_hot.msgs_sent--;
     gv__am_hot.bytes_sent -= len;
     rt.out[link] += charge(len);
@@ -1491,6 +1498,7 @@ route_send(int dst, gv_am_id_t id, const void *payload, size_t len, int now)
         rt.out[link] += charge(elen);
         status = send_slow(hop, rt.id, env, elen, now);
         if (status == GV_OK) {
+            count_internode_msg(hop, elen);
             gv__am_hot.msgs_sent--;
             gv__am_hot.bytes_sent -= elen;
             if (now)

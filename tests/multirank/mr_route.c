@@ -9,11 +9,11 @@
  * gv_barrier() every message and every reply must have been handled: the
  * barrier may not return while one is still on its way through a relay.
  * Then the global counts of gv_am_stats() must agree (a relay counts
- * nothing), and under GV_AGG_ROUTE=node every batched message to another
- * node must have been counted once on the node-to-node hop
- * (internode_msgs), in no more batches than messages; only those a rank
- * sends to the rank it relays to itself may go without an envelope, and
- * uncounted, when a batch to it is open.
+ * nothing), and under GV_AGG_ROUTE=node and node2 every batched message
+ * to another node must have been counted once on each node-to-node hop of
+ * its way (internode_msgs), in no more batches than messages; only those
+ * a rank sends to the rank it relays to itself may go without an
+ * envelope, and uncounted, when a batch to it is open.
  *
  * With --kill-relay (GV_AGG_ROUTE=node or node2, at least 2 nodes): a
  * relay on the way from rank 0 to the last rank (node: the first; node2:
@@ -44,29 +44,26 @@ static uint64_t   got, replies, reply_sum;
 static uint64_t   to_other_node; /* batched messages sent to other nodes */
 static uint64_t   to_own_relay;  /* of them, to the rank we relay to */
 
-/* The rank of node @a m that serves node @a n under GV_AGG_ROUTE=node. */
-static int serving(int m, int n)
-{
-    int r, local = 0, idx = 0;
-
-    for (r = 0; r < gv_nranks(); r++)
-        local += (gv_node_of(r) == m);
-    for (r = 0; r < gv_nranks(); r++)
-        if ((gv_node_of(r) == m) && (idx++ == n % local))
-            return r;
-    return -1;
-}
+/* The route's shape, under node or node2 with 2 nodes or more. */
+static gv__route_shape_t route_sh;
+static int               route_on;
 
 /* Small enough to go into a batch (a 64 KiB GV_AGG_BYTES, in an
- * envelope): all but the MID_BYTES and BIG_BYTES ones. */
+ * envelope): all but the MID_BYTES and BIG_BYTES ones. Each hop between
+ * nodes on its way counts once; a message whose way is the one hop
+ * from this rank to dst may go uncounted. */
 static void count_sent(int dst, size_t len)
 {
-    int me = gv_node_of(gv_rank()), dn = gv_node_of(dst);
+    int r, next;
 
-    if ((len >= 1024) || (dn == me))
+    if ((len >= 1024) || !route_on ||
+        (gv_node_of(dst) == gv_node_of(gv_rank())))
         return;
-    to_other_node++;
-    to_own_relay += (serving(me, dn) == gv_rank()) && (serving(dn, me) == dst);
+    for (r = gv_rank(); r != dst; r = next) {
+        next = gv__am_route_hop(&route_sh, r, dst);
+        to_other_node += (route_sh.node_of[next] != route_sh.node_of[r]);
+    }
+    to_own_relay += (gv__am_route_hop(&route_sh, gv_rank(), dst) == dst);
 }
 
 /* The relay to kill under @a route (see above), walking the route's hops
@@ -198,6 +195,18 @@ int main(int argc, char **argv)
     }
     n        = gv_nranks();
     me       = gv_rank();
+    if ((gv_nnodes() > 1) && (gv__env.AGG_ROUTE != GV_AGG_ROUTE_DIRECT)) {
+        int *node_of = calloc((size_t)n, sizeof(int));
+        int *members = calloc((size_t)n, sizeof(int));
+        int *start   = calloc((size_t)gv_nnodes() + 1, sizeof(int));
+
+        MR_CHECK(node_of && members && start, "out of memory");
+        for (k = 0; k < n; k++)
+            node_of[k] = gv_node_of(k);
+        gv__am_route_shape(&route_sh, (int)gv__env.AGG_ROUTE, node_of,
+                           gv_nnodes(), n, members, start);
+        route_on = 1;
+    }
     next_seq = calloc((size_t)n, sizeof(*next_seq));
     buf      = calloc(1, BIG_BYTES);
     MR_CHECK(next_seq != NULL && buf != NULL, "out of memory");
@@ -262,8 +271,7 @@ int main(int argc, char **argv)
     MR_CHECK(sums[0] >= sums[2], "job sent %llu messages, fewer than the "
              "%llu its handlers counted", (unsigned long long)sums[0],
              (unsigned long long)sums[2]);
-    routed   = (route != NULL) && (strcasecmp(route, "node") == 0) &&
-               (gv_nnodes() > 1);
+    routed   = route_on;
     batching = (agg == NULL) ||
                ((strcmp(agg, "0") != 0) && (strcasecmp(agg, "no") != 0) &&
                 (strcasecmp(agg, "off") != 0) && (strcasecmp(agg, "n") != 0) &&
@@ -281,6 +289,11 @@ int main(int argc, char **argv)
         printf("route: %d ranks in %d nodes, %llu messages and replies, "
                "each once and in order: ok\n", n, gv_nnodes(),
                (unsigned long long)sums[2]);
+    if (route_on) {
+        free((void *)route_sh.node_of);
+        free((void *)route_sh.members);
+        free((void *)route_sh.start);
+    }
     free(buf);
     free(next_seq);
     gv_finalize();
