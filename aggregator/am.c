@@ -1620,67 +1620,142 @@ int gv__am_route_peers(int route, const int *node_of, int nnodes, int size,
     return local - 1 + links;
 }
 
-/* Mark in @a marks (size x ROUTE_MAX_HOPS) the links (upstream rank,
- * position) on which rank @a x receives envelopes to forward on the ways
- * from node @a a's ranks to node @a b's. */
-static void upstream_walk(const gv__route_shape_t *sh, int x, int a, int b,
-                          unsigned char *marks)
-{
-    int s, q, nq, k, db = sh->members[sh->start[b]];
-    int lb = sh->start[b + 1] - sh->start[b];
+/* A set of upstream links, each upstream rank x ROUTE_MAX_HOPS +
+ * position, duplicates allowed until counted. */
+typedef struct {
+    int   *key;
+    size_t n, cap;
+} linkset_t;
 
-    for (s = sh->start[a]; s < sh->start[a + 1]; s++) {
-        q = sh->members[s];
-        for (k = 0; (sh->node_of[q] != b) && (k < ROUTE_MAX_HOPS); k++) {
+static void linkset_add(linkset_t *ls, int key)
+{
+    if (ls->n == ls->cap) {
+        ls->cap = ls->cap ? 2 * ls->cap : 64;
+        ls->key = gv_realloc(ls->key, ls->cap * sizeof(int));
+    }
+    ls->key[ls->n++] = key;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Add to @a marks the links (upstream rank,
+ * position) on which rank @a x receives envelopes to forward on the ways
+ * from node @a a's ranks to node @a b's; set *@a first_p if @a x is the
+ * first hop of its node's other ranks (position 0, marked by the caller).
+ * A way from a rank of a other than the one serving the first link, r1,
+ * goes to r1 and on as r1's own, one position later: r1's way, walked at
+ * both offsets, covers all of a's ranks. */
+static void upstream_walk(const gv__route_shape_t *sh, int x, int a, int b,
+                          linkset_t *marks, int *first_p)
+{
+    int q, nq, k, off, db = sh->members[sh->start[b]];
+    int la = sh->start[a + 1] - sh->start[a];
+    int lb = sh->start[b + 1] - sh->start[b];
+    int r1 = gv__am_route_hop(sh, sh->members[sh->start[a]], db);
+
+    if (sh->node_of[r1] != a)
+        r1 = sh->members[sh->start[a]];
+    if ((r1 == x) && (la > 1))
+        *first_p = 1;
+    for (off = 0; off < ((la > 1) ? 2 : 1); off++) {
+        q = r1;
+        for (k = off; (sh->node_of[q] != b) && (k < ROUTE_MAX_HOPS); k++) {
             nq = gv__am_route_hop(sh, q, db);
             /* On b, the rank the way enters by forwards to the others. */
             if ((nq == x) && ((sh->node_of[x] != b) || (lb > 1)))
-                marks[(size_t)q * ROUTE_MAX_HOPS + (size_t)k] = 1;
+                linkset_add(marks, q * ROUTE_MAX_HOPS + k);
             q = nq;
         }
     }
+}
+
+/* node2: node @a a's linked nodes, its row's then its column's without
+ * itself, in the order of its links (grid_link); returns their number. */
+static int grid_line(int a, int nnodes, int cols, int *line)
+{
+    int k, n = 0;
+
+    for (k = a - a % cols; (k < nnodes) && (k / cols == a / cols); k++)
+        if (k != a)
+            line[n++] = k;
+    for (k = a % cols; k < nnodes; k += cols)
+        if (k != a)
+            line[n++] = k;
+    return n;
 }
 
 int gv__am_route_upstreams(int route, const int *node_of, int nnodes,
                            int size, int rank)
 {
     gv__route_shape_t sh;
-    unsigned char    *marks;
-    int              *members, *start, *line = NULL;
-    int               me = node_of[rank], a, b, i, nline = 0, n = 0;
+    linkset_t         marks = {NULL, 0, 0};
+    int              *members, *start, *line, *nline_of;
+    int               me = node_of[rank], local, idx, a, b, i, j, m;
+    int               nline, first = 0, n = 0;
 
     if ((route == GV_AGG_ROUTE_DIRECT) || (nnodes <= 1))
         return 0;
     members = gv_malloc((size_t)size * sizeof(int));
     start   = gv_malloc(((size_t)nnodes + 1) * sizeof(int));
-    marks   = gv_calloc((size_t)size * ROUTE_MAX_HOPS, 1);
     gv__am_route_shape(&sh, route, node_of, nnodes, size, members, start);
-    /* The ways that pass this rank's node: from it, to it, and (node2)
-     * through it, between the other nodes of its row and column. */
-    for (a = 0; a < nnodes; a++) {
-        if (a == me)
+    /* node: every other node; node2: a row and a column, twice. */
+    line     = gv_malloc(((size_t)nnodes + 4 * ((size_t)sh.cols + 1)) *
+                         sizeof(int));
+    nline_of = line + nnodes + 2 * ((size_t)sh.cols + 1);
+    local    = start[me + 1] - start[me];
+    for (idx = 0; members[start[me] + idx] != rank; idx++)
+        ;
+    /* The nodes this rank serves: the links i with i mod local == idx
+     * (gv__am_route_hop). A way enters a node only by the rank serving
+     * the link it comes by, so this rank forwards only what comes by its
+     * links (to the node's other ranks, or on through the node), and,
+     * as the first hop, what its node's other ranks send by them. */
+    if (route == GV_AGG_ROUTE_NODE2)
+        nline = grid_line(me, nnodes, sh.cols, line);
+    else
+        for (a = 0, nline = 0; a < nnodes; a++)
+            if (a != me)
+                line[nline++] = a;
+    for (i = 0; i < nline; i++) {
+        /* node2's link i; node's link to node line[i]. */
+        if (((route == GV_AGG_ROUTE_NODE2) ? i : line[i]) % local != idx)
             continue;
-        upstream_walk(&sh, rank, me, a, marks);
-        upstream_walk(&sh, rank, a, me, marks);
+        first = 1;
+        b = line[i];
+        upstream_walk(&sh, rank, b, me, &marks, &first);
+        if (route != GV_AGG_ROUTE_NODE2)
+            continue;
+        /* node2, through b to this node; from b through this node; and
+         * through this node to b. */
+        m = grid_line(b, nnodes, sh.cols, nline_of);
+        for (j = 0; j < m; j++)
+            if ((nline_of[j] != me) &&
+                (grid_next(nline_of[j], me, nnodes, sh.cols) == b))
+                upstream_walk(&sh, rank, nline_of[j], me, &marks, &first);
+        for (j = 0; j < nline; j++) {
+            if ((line[j] != b) &&
+                (grid_next(b, line[j], nnodes, sh.cols) == me))
+                upstream_walk(&sh, rank, b, line[j], &marks, &first);
+            if ((line[j] != b) &&
+                (grid_next(line[j], b, nnodes, sh.cols) == me))
+                upstream_walk(&sh, rank, line[j], b, &marks, &first);
+        }
     }
-    if (route == GV_AGG_ROUTE_NODE2) {
-        line = gv_malloc(2 * (size_t)sh.cols * sizeof(int));
-        for (a = me - me % sh.cols; (a < nnodes) && (a / sh.cols == me / sh.cols); a++)
-            if (a != me)
-                line[nline++] = a;
-        for (a = me % sh.cols; a < nnodes; a += sh.cols)
-            if (a != me)
-                line[nline++] = a;
-        for (a = 0; a < nline; a++)
-            for (b = 0; b < nline; b++)
-                if ((a != b) &&
-                    (grid_next(line[a], line[b], nnodes, sh.cols) == me))
-                    upstream_walk(&sh, rank, line[a], line[b], marks);
-    }
-    for (i = 0; i < size * ROUTE_MAX_HOPS; i++)
-        n += marks[i];
+    if (first && (local > 1))
+        for (i = start[me]; i < start[me + 1]; i++)
+            if (members[i] != rank)
+                linkset_add(&marks, members[i] * ROUTE_MAX_HOPS);
+    if (marks.n > 0)
+        qsort(marks.key, marks.n, sizeof(int), int_cmp);
+    for (i = 0; i < (int)marks.n; i++)
+        n += (i == 0) || (marks.key[i] != marks.key[i - 1]);
     gv_free(line);
-    gv_free(marks);
+    gv_free(marks.key);
     gv_free(start);
     gv_free(members);
     return n;
