@@ -1643,15 +1643,13 @@ static int int_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Add to @a marks the links (upstream rank,
- * position) on which rank @a x receives envelopes to forward on the ways
- * from node @a a's ranks to node @a b's; set *@a first_p if @a x is the
- * first hop of its node's other ranks (position 0, marked by the caller).
- * A way from a rank of a other than the one serving the first link, r1,
- * goes to r1 and on as r1's own, one position later: r1's way, walked at
- * both offsets, covers all of a's ranks. */
+/* Add to @a marks the links (upstream rank, position) on which rank @a x,
+ * not on node @a a, receives envelopes to forward on the ways from node
+ * @a a's ranks to node @a b's. A way from a rank of a other than r1, the
+ * one serving the first link, goes to r1 and on as r1's own, one position
+ * later: r1's way, walked at both offsets, covers all of a's ranks. */
 static void upstream_walk(const gv__route_shape_t *sh, int x, int a, int b,
-                          linkset_t *marks, int *first_p)
+                          linkset_t *marks)
 {
     int q, nq, k, off, db = sh->members[sh->start[b]];
     int la = sh->start[a + 1] - sh->start[a];
@@ -1660,8 +1658,6 @@ static void upstream_walk(const gv__route_shape_t *sh, int x, int a, int b,
 
     if (sh->node_of[r1] != a)
         r1 = sh->members[sh->start[a]];
-    if ((r1 == x) && (la > 1))
-        *first_p = 1;
     for (off = 0; off < ((la > 1) ? 2 : 1); off++) {
         q = r1;
         for (k = off; (sh->node_of[q] != b) && (k < ROUTE_MAX_HOPS); k++) {
@@ -1727,7 +1723,7 @@ int gv__am_route_upstreams(int route, const int *node_of, int nnodes,
             continue;
         first = 1;
         b = line[i];
-        upstream_walk(&sh, rank, b, me, &marks, &first);
+        upstream_walk(&sh, rank, b, me, &marks);
         if (route != GV_AGG_ROUTE_NODE2)
             continue;
         /* node2, through b to this node; from b through this node; and
@@ -1736,14 +1732,14 @@ int gv__am_route_upstreams(int route, const int *node_of, int nnodes,
         for (j = 0; j < m; j++)
             if ((nline_of[j] != me) &&
                 (grid_next(nline_of[j], me, nnodes, sh.cols) == b))
-                upstream_walk(&sh, rank, nline_of[j], me, &marks, &first);
+                upstream_walk(&sh, rank, nline_of[j], me, &marks);
         for (j = 0; j < nline; j++) {
             if ((line[j] != b) &&
                 (grid_next(b, line[j], nnodes, sh.cols) == me))
-                upstream_walk(&sh, rank, b, line[j], &marks, &first);
+                upstream_walk(&sh, rank, b, line[j], &marks);
             if ((line[j] != b) &&
                 (grid_next(line[j], b, nnodes, sh.cols) == me))
-                upstream_walk(&sh, rank, line[j], b, &marks, &first);
+                upstream_walk(&sh, rank, line[j], b, &marks);
         }
     }
     if (first && (local > 1))
