@@ -19,9 +19,9 @@
  * thus cannot deadlock, and the memory their sends take is bounded by
  * what arrives, which the senders' credits bound (a handler that sends k
  * messages per message it handles multiplies that bound by k). Relays
- * under GV_AGG_ROUTE=node, which forward from their handler, are held by
- * hop-by-hop credits instead (see "routing" below). The transports bound
- * their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
+ * under GV_AGG_ROUTE=node and node2, which forward from their handler,
+ * are held by hop-by-hop credits instead (see "routing" below). The
+ * transports bound their own buffers (GV_TCP_SENDQ, GV_SHM_RING).
  * SPDX-License-Identifier: BSD-3-Clause */
 #include "aggregator/am_internal.h"
 #include "aggregator/wire.h"
