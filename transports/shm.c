@@ -644,7 +644,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
      * rank removes every name, so that one that dies right after the
      * exchange leaves nothing behind either (a name already gone is
      * fine). */
-    if (shm_unlink(name) != 0)
+    if ((shm_unlink(name) != 0) && (errno != ENOENT))
         gv_warn("shm: shm_unlink %s: %m", name);
     gv__cleanup_now();
     gv__cleanup_disarm();

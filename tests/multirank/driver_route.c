@@ -1,5 +1,5 @@
-/* GV_AGG_ROUTE over shm, tcp and ucx/tcp with pretend nodes
- * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
+/* GV_AGG_ROUTE over shm, tcp, ucx/tcp, shm+tcp and shm+ucx with pretend
+ * nodes (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
  * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes; GUPS
  * and the DSM tests with GV_AGG_ROUTE=node; and a killed relay rank, which
  * must stop the job with its name; and the tightest flow control through
@@ -19,7 +19,10 @@ typedef struct {
     int nodes;  /* GV_TEST_NODES */
 } route_case_t;
 
-static const int route_tls[] = {DRV_SHM, DRV_TCP, DRV_UCX_TCP};
+/* shm+tcp and shm+ucx: the hops between pretend nodes go over the
+ * network transport, those within one over shared memory. */
+static const int route_tls[] = {DRV_SHM, DRV_TCP, DRV_UCX_TCP, DRV_SHM_TCP,
+                                DRV_SHM_UCX};
 #define NROUTE_TLS (sizeof(route_tls) / sizeof(route_tls[0]))
 
 /* Run @a prog with @a args under GV_AGG_ROUTE; 1 if the caller goes on
