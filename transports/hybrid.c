@@ -51,6 +51,7 @@ typedef struct {
     int           *local_of;  /* job rank -> shm rank, -1 on other nodes */
     int            mynode, nnodes, nlocal;
     int            ep;        /* epoll set over both fds, or -1 */
+    unsigned       tick;      /* progress() calls, for HY_NET_EVERY */
     gv_tl_recv_cb  recv_cb;
     void          *recv_arg;
 } hy_t;
@@ -294,13 +295,24 @@ static void hy_fini(gv_tl_t *tl)
     tl->priv = NULL;
 }
 
+/* With a shm part, the network part is polled every HY_NET_EVERY calls
+ * only: a poll of tcp (or of UCX's tcp) is an epoll_wait system call,
+ * which would otherwise add its few hundred nanoseconds to every poll of
+ * a rank waiting for a shared-memory message; a network message waits a
+ * few shm polls (tens of nanoseconds each) more. A rank that sleeps arms
+ * both parts (hy_arm), so nothing is missed. */
+#define HY_NET_EVERY 8u
+
 static unsigned hy_progress(gv_tl_t *tl)
 {
     hy_t    *h = tl->priv;
     unsigned n = 0;
 
-    if (h->has_shm)
+    if (h->has_shm) {
         n = gv_tl_shm_ops.progress(&h->shm);
+        if ((++h->tick % HY_NET_EVERY) != 0)
+            return n;
+    }
     return n + h->net.ops->progress(&h->net);
 }
 

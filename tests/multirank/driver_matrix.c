@@ -74,6 +74,9 @@ static const mr_case_t cases[] = {
     COMPOSITE("mr_barrier", 8, "", 120, 3),
     COMPOSITE("mr_idle", 8, "", 60, 3),
     COMPOSITE("mr_word", 6, "-n 20000", 120, 3),
+    /* The node view of the bootstrap those open shm over: no transport's
+     * business, one run. */
+    {DRV_TCP, "mr_boot_view", 4, "", 60, ""},
 };
 
 DRV_MULTIRANK_RUN(cases)
