@@ -51,7 +51,8 @@ typedef struct {
     int           *local_of;  /* job rank -> shm rank, -1 on other nodes */
     int            mynode, nnodes, nlocal;
     int            ep;        /* epoll set over both fds, or -1 */
-    unsigned       tick;      /* progress() calls, for HY_NET_EVERY */
+    unsigned       tick;      /* progress() calls since the net's poll */
+    unsigned       net_every; /* poll the net every this many calls */
     gv_tl_recv_cb  recv_cb;
     void          *recv_arg;
 } hy_t;
@@ -187,6 +188,7 @@ static gv_status_t hy_init(gv_tl_t *tl, const char *net_name)
 
     h           = gv_calloc(1, sizeof(*h));
     h->ep       = -1;
+    h->net_every = 1;
     h->recv_cb  = tl->params.recv_cb;
     h->recv_arg = tl->params.recv_arg;
     h->node_of  = gv_malloc((size_t)tl->size * sizeof(int));
@@ -295,25 +297,33 @@ static void hy_fini(gv_tl_t *tl)
     tl->priv = NULL;
 }
 
-/* With a shm part, the network part is polled every HY_NET_EVERY calls
- * only: a poll of tcp (or of UCX's tcp) is an epoll_wait system call,
- * which would otherwise add its few hundred nanoseconds to every poll of
- * a rank waiting for a shared-memory message; a network message waits a
- * few shm polls (tens of nanoseconds each) more. A rank that sleeps arms
- * both parts (hy_arm), so nothing is missed. */
-#define HY_NET_EVERY 8u
+/* With a shm part, the network part is polled at most every net_every
+ * calls: a poll of tcp (or of UCX's tcp) is an epoll_wait system call,
+ * which would otherwise hold a rank waiting for a shared-memory message
+ * for a few hundred nanoseconds at every poll. net_every is 1 while the
+ * network part finds work, and doubles (up to HY_NET_EVERY_MAX) with every
+ * poll that finds none, so a network message that follows quiet waits at
+ * most that many shm polls (tens of nanoseconds each) more. A rank that
+ * sleeps arms both parts (hy_arm), so nothing is missed. */
+#define HY_NET_EVERY_MAX 16u
 
 static unsigned hy_progress(gv_tl_t *tl)
 {
     hy_t    *h = tl->priv;
-    unsigned n = 0;
+    unsigned n = 0, m;
 
     if (h->has_shm) {
         n = gv_tl_shm_ops.progress(&h->shm);
-        if ((++h->tick % HY_NET_EVERY) != 0)
+        if (++h->tick < h->net_every)
             return n;
+        h->tick = 0;
     }
-    return n + h->net.ops->progress(&h->net);
+    m = h->net.ops->progress(&h->net);
+    if (m > 0)
+        h->net_every = 1;
+    else if (h->net_every < HY_NET_EVERY_MAX)
+        h->net_every *= 2;
+    return n + m;
 }
 
 static gv_status_t hy_am_send(gv_tl_t *tl, int dst, const void *hdr,
