@@ -161,29 +161,8 @@ void gv__team_replay(gv_coll_req_t *req, uint32_t team, uint32_t seq)
 
 static void nodes_setup(void)
 {
-    int i, n = gv__ctx.size;
-    int k = (int)gv__env.TEST_NODES;
-
-    T.node_of = gv_malloc((size_t)n * sizeof(int));
-    if (k > 0) {
-        if (k > n) {
-            if (gv__ctx.rank == 0)
-                gv_warn("GV_TEST_NODES=%d is more than the %d ranks: %d "
-                        "pretend nodes of one rank each", k, n, n);
-            k = n;
-        }
-        for (i = 0; i < n; i++)
-            T.node_of[i] = (int)((int64_t)i * k / n);
-        T.nnodes = k;
-    } else if ((gv__ctx.boot != NULL) && (gv__ctx.boot->node_of != NULL)) {
-        for (i = 0; i < n; i++)
-            T.node_of[i] = gv__ctx.boot->node_of[i];
-        T.nnodes = gv__ctx.boot->nnodes;
-    } else {
-        for (i = 0; i < n; i++)
-            T.node_of[i] = 0;
-        T.nnodes = 1;
-    }
+    T.node_of = gv_malloc((size_t)gv__ctx.size * sizeof(int));
+    gv__nodes_map(gv__ctx.boot, T.node_of, &T.nnodes);
 }
 
 void gv__team_init(void)

@@ -154,3 +154,176 @@ void gv__boot_fini(gv_boot_t *boot)
     gv_free(boot->node_of);
     gv_free(boot);
 }
+
+/* ---- the node view (core/boot.h) ---------------------------------------- */
+
+typedef struct {
+    gv_boot_t *parent;
+    int       *members;   /* the node's ranks in the parent, ascending */
+    int        left;      /* gv__boot_view_leave() was called */
+} view_t;
+
+/* The word each rank contributes first: its length with VIEW_IN set
+ * while it is in the view, 0 once it has left. */
+#define VIEW_IN (1ull << 63)
+
+/* One round of the protocol: every rank's word, then (if some rank is
+ * still in) the data at the longest length. @a mine NULL: this rank has
+ * left. *in_p: how many ranks are still in. */
+static gv_status_t view_round(view_t *v, const void *mine, size_t len,
+                              void *all, int size, int *in_p)
+{
+    gv_boot_t  *p = v->parent;
+    uint64_t    word = (mine != NULL) ? (VIEW_IN | len) : 0, *words;
+    uint8_t    *buf = NULL, *data = NULL;
+    size_t      longest = 0;
+    gv_status_t status;
+    int         i, in = 0, bad = 0;
+
+    words  = gv_malloc((size_t)p->size * sizeof(*words));
+    status = gv__boot_allgather(p, &word, sizeof(word), words);
+    if (status != GV_OK)
+        goto out;
+    for (i = 0; i < p->size; i++) {
+        if (!(words[i] & VIEW_IN))
+            continue;
+        in++;
+        if ((words[i] & ~VIEW_IN) > longest)
+            longest = (size_t)(words[i] & ~VIEW_IN);
+    }
+    *in_p = in;
+    if ((in == 0) || (longest == 0))
+        goto check;
+    if (longest > (64u << 20)) {
+        gv_error("bootstrap: a rank contributes %zu bytes to a node's "
+                 "exchange", longest);
+        status = GV_ERR_PROTO;
+        goto out;
+    }
+    buf  = gv_calloc(1, longest);
+    data = gv_malloc((size_t)p->size * longest);
+    if (mine != NULL)
+        memcpy(buf, mine, len);
+    status = gv__boot_allgather(p, buf, longest, data);
+    if (status != GV_OK)
+        goto out;
+check:
+    if (mine == NULL)
+        goto out;
+    for (i = 0; i < size; i++) {
+        uint64_t w = words[v->members[i]];
+        if (w != (VIEW_IN | len)) {
+            gv_info("bootstrap: rank %d %s the exchange of its node",
+                    v->members[i], (w & VIEW_IN) ? "contributes another "
+                    "length to" : "has left");
+            bad = 1;
+        } else if (len != 0) {
+            memcpy((uint8_t *)all + (size_t)i * len,
+                   data + (size_t)v->members[i] * longest, len);
+        }
+    }
+    if (bad)
+        status = GV_ERR_IO;
+out:
+    gv_free(words);
+    gv_free(buf);
+    gv_free(data);
+    return status;
+}
+
+static gv_status_t view_allgather(gv_boot_t *boot, const void *mine,
+                                  size_t len, void *all)
+{
+    view_t *v = boot->ctx;
+    int     in;
+
+    if (v->left) {
+        gv_error("bootstrap: allgather on a node view after it was left");
+        return GV_ERR_STATE;
+    }
+    if (len >= VIEW_IN)
+        return GV_ERR_INVALID;
+    return view_round(v, (mine != NULL) ? mine : "", len, all, boot->size,
+                      &in);
+}
+
+static gv_status_t view_barrier(gv_boot_t *boot)
+{
+    return gv__boot_barrier(((view_t *)boot->ctx)->parent);
+}
+
+static void view_abort(gv_boot_t *boot, int code, const char *msg)
+{
+    gv_boot_t *p = ((view_t *)boot->ctx)->parent;
+
+    p->ops->abort(p, code, msg);
+}
+
+static void view_fini(gv_boot_t *boot)
+{
+    (void)boot;
+}
+
+static const gv_boot_ops_t view_ops = {
+    .name      = "node-view",
+    .allgather = view_allgather,
+    .barrier   = view_barrier,
+    .abort     = view_abort,
+    .fini      = view_fini,
+};
+
+gv_status_t gv__boot_node_view(gv_boot_t *parent, const int *node_of,
+                               gv_boot_t **view_p)
+{
+    gv_boot_t *b = gv_calloc(1, sizeof(*b));
+    view_t    *v = gv_calloc(1, sizeof(*v));
+    int        i, n = 0, me = node_of[parent->rank];
+
+    v->parent  = parent;
+    v->members = gv_malloc((size_t)parent->size * sizeof(int));
+    for (i = 0; i < parent->size; i++) {
+        if (node_of[i] != me)
+            continue;
+        if (i == parent->rank)
+            b->rank = n;
+        v->members[n++] = i;
+    }
+    b->ops        = &view_ops;
+    b->ctx        = v;
+    b->size       = n;
+    b->local_rank = b->rank;
+    b->local_size = n;
+    b->node_of    = gv_calloc((size_t)n, sizeof(int));
+    b->nnodes     = 1;
+    memcpy(b->key, parent->key, sizeof(b->key));
+    b->job_id     = parent->job_id;
+    b->world_of   = v->members;
+    *view_p       = b;
+    return GV_OK;
+}
+
+gv_status_t gv__boot_view_leave(gv_boot_t *view)
+{
+    view_t     *v = view->ctx;
+    gv_status_t status;
+    int         in = 1;
+
+    v->left = 1;
+    do {
+        status = view_round(v, NULL, 0, NULL, view->size, &in);
+    } while ((status == GV_OK) && (in > 0));
+    return status;
+}
+
+void gv__boot_view_free(gv_boot_t *view)
+{
+    view_t *v;
+
+    if (view == NULL)
+        return;
+    v = view->ctx;
+    gv_free(v->members);
+    gv_free(v);
+    gv_free(view->node_of);
+    gv_free(view);
+}

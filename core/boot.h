@@ -45,6 +45,10 @@ struct gv_boot {
     /* Job id, unique on this machine while the job runs; names shared
      * memory objects ("/gv-<job_id>-..."). */
     uint64_t             job_id;
+    /* A view (gv__boot_node_view): its rank i is rank world_of[i] of the
+     * whole job, which names shared-memory objects and failed peers.
+     * NULL: the job's own bootstrap. */
+    const int           *world_of;
 };
 
 /* Whether this node runs more of the job's ranks than it has cores: then
@@ -72,6 +76,37 @@ gv_status_t gv__boot_pmix_init(gv_boot_t *boot);
 #if GV_HAVE_MPI
 gv_status_t gv__boot_mpi_init(gv_boot_t *boot);
 #endif
+
+/* The node of every rank, as the layers above (gv_node_of, gv_team_node,
+ * GV_AGG_ROUTE) and the composite transports shm+<net> see it, into
+ * @a node_of (boot->size entries), and their number in *nnodes_p.
+ * GV_TEST_NODES=k > 0, for tests and benchmarks only: k pretend nodes of
+ * contiguous rank blocks (rank i in node i * k / size; at most one node per
+ * rank, with a warning from rank 0 once when k is larger), so that several
+ * nodes are simulated on one machine; otherwise the real nodes
+ * (boot->node_of, all 0 where there is no map). */
+void gv__nodes_map(const gv_boot_t *boot, int *node_of, int *nnodes_p);
+
+/* A bootstrap over the ranks of this rank's node alone (node_of as from
+ * gv__nodes_map), for a transport opened within a node: rank and size are
+ * the index among them and their number, local_rank/local_size the same,
+ * one node; key and job id are the parent's; world_of maps back.
+ * Collective over the whole job: every rank opens its view, uses it in
+ * its own node only, then calls gv__boot_view_leave(), which takes part in
+ * the other nodes' remaining collectives until every rank has left.
+ *   allgather: two allgathers of the parent over every rank (the length,
+ *     then the data at the longest length of the ranks still in), of which
+ *     the node's entries are kept; fails if a rank of the node left or
+ *     contributes another length, so that a failure on one node can never
+ *     leave the parent's collectives mismatched.
+ *   barrier, abort: the parent's (a barrier is over the whole job).
+ * @param [out] view_p  freed by gv__boot_view_free(). */
+gv_status_t gv__boot_node_view(gv_boot_t *parent, const int *node_of,
+                               gv_boot_t **view_p);
+/* Leave the view (see gv__boot_node_view): its allgathers fail from then
+ * on. Collective. GV_OK, or the parent's error. */
+gv_status_t gv__boot_view_leave(gv_boot_t *view);
+void        gv__boot_view_free(gv_boot_t *view);
 
 static inline gv_status_t gv__boot_allgather(gv_boot_t *b, const void *mine,
                                              size_t len, void *all)

@@ -1,7 +1,37 @@
-/* Topology and binding through hwloc. SPDX-License-Identifier: BSD-3-Clause */
+/* Topology and binding through hwloc; the node map the layers and the
+ * composite transports share. SPDX-License-Identifier: BSD-3-Clause */
+#include "core/boot.h"
 #include "core/core.h"
 
 #include <stdio.h>
+
+void gv__nodes_map(const gv_boot_t *boot, int *node_of, int *nnodes_p)
+{
+    static int warned;
+    int        i, n = boot->size;
+    int        k = (int)gv__env.TEST_NODES;
+
+    if (k > 0) {
+        if (k > n) {
+            if ((boot->rank == 0) && !warned)
+                gv_warn("GV_TEST_NODES=%d is more than the %d ranks: %d "
+                        "pretend nodes of one rank each", k, n, n);
+            warned = 1;
+            k      = n;
+        }
+        for (i = 0; i < n; i++)
+            node_of[i] = (int)((int64_t)i * k / n);
+        *nnodes_p = k;
+    } else if (boot->node_of != NULL) {
+        for (i = 0; i < n; i++)
+            node_of[i] = boot->node_of[i];
+        *nnodes_p = boot->nnodes;
+    } else {
+        for (i = 0; i < n; i++)
+            node_of[i] = 0;
+        *nnodes_p = 1;
+    }
+}
 
 #if GV_HAVE_HWLOC
 #include <hwloc.h>

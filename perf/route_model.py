@@ -336,34 +336,52 @@ def predict_launch(route, ranks, a):
     return out
 
 
-def read_launches(path):
+def read_launches(path, want_tl=None):
     """perf/route.sh's output: per launch (rep, nodes, route), its ranks'
-    lines (gups --per-rank), in rank order."""
-    pat = re.compile(r"^launch (\d+) nodes=(\d+) route=(\w+) rank (\d+) "
-                     r"node (\d+): (.*)$")
+    lines (gups --per-rank), in rank order, for one transport: @want_tl, or
+    the only one the file holds."""
+    pat = re.compile(r"^launch (\d+) (?:tl=(\S+) )?nodes=(\d+) "
+                     r"route=(\w+) rank (\d+) node (\d+): (.*)$")
     launches = {}
     ranks_of = None
-    tl = None
+    tls = set()
     try:
         f = open(path)
     except OSError as e:
         sys.exit(f"route_model: cannot read {path}: {e.strerror}")
     with f:
+        rows = []
         for line in f:
             m = re.search(r"medians over \d+ launches: (\d+) ranks over "
-                          r"([^\s,]+)", line)
+                          r"(\S+)", line)
             if m:
-                ranks_of, tl = int(m.group(1)), m.group(2)
+                ranks_of = int(m.group(1))
+                if not tls:
+                    tls.add(m.group(2))
             m = pat.match(line.strip())
-            if not m:
-                continue
-            key = (int(m.group(2)), m.group(3), int(m.group(1)))
-            row = dict(node=int(m.group(5)))
-            for kv in m.group(6).split():
-                k, v = kv.split("=")
-                row[k] = int(v)
-            launches.setdefault(key, {})[int(m.group(4))] = row
-    return launches, ranks_of, tl
+            if m:
+                rows.append(m)
+    named = {m.group(2) for m in rows if m.group(2)}
+    if named:
+        tls = named
+    if want_tl is None:
+        if len(tls) > 1:
+            sys.exit(f"route_model: {path} holds runs over {' '.join(sorted(tls))}: "
+                     "name one with --transport")
+        want_tl = next(iter(tls), None)
+    elif tls and want_tl not in tls:
+        sys.exit(f"route_model: {path} was measured over "
+                 f"{' '.join(sorted(tls))}, not --transport {want_tl}")
+    for m in rows:
+        if m.group(2) and m.group(2) != want_tl:
+            continue
+        key = (int(m.group(3)), m.group(4), int(m.group(1)))
+        row = dict(node=int(m.group(6)))
+        for kv in m.group(7).split():
+            k, v = kv.split("=")
+            row[k] = int(v)
+        launches.setdefault(key, {})[int(m.group(5))] = row
+    return launches, ranks_of, want_tl
 
 
 def rel(pred, meas):
@@ -379,13 +397,10 @@ def median(xs):
 
 
 def calibrate(a):
-    launches, nranks, tl = read_launches(a.calibrate)
+    launches, nranks, tl = read_launches(a.calibrate, a.transport)
     if not launches:
         sys.exit(f"route_model: {a.calibrate} holds no per-rank lines of "
                  "perf/route.sh (gups --per-rank)")
-    if a.transport and tl and a.transport != tl:
-        sys.exit(f"route_model: {a.calibrate} was measured over {tl}, not "
-                 f"--transport {a.transport}")
     print(f"# calibration against {a.calibrate}: {nranks} ranks over {tl}; "
           f"timeout {a.timeout_us} us, GV_AGG_BYTES {a.agg_bytes}, "
           f"{a.payload}-byte messages; err = (model - measured) / measured")

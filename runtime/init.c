@@ -188,7 +188,9 @@ static gv_status_t init(const gv_init_opts_t *opts)
         gv_error("GV_AMO=native, but transport %s has no native remote %s "
                  "(see gvinfo -t): use GV_AMO=am, or a GV_TRANSPORT with "
                  "atomics and put/get", tl->ops->name,
-                 (tl->attr.caps & GV_TL_CAP_ATOMIC64) ? "put/get" : "atomics");
+                 (tl->attr.caps & GV_TL_CAP_ATOMIC64) ? "put/get"
+                 : (tl->attr.caps & GV_TL_CAP_RMA) ? "atomics"
+                                                   : "atomics or put/get");
         status = GV_ERR_UNSUPPORTED;
         goto err_tl;
     }

@@ -127,7 +127,7 @@ static void print_transports(void)
     params.recv_cb    = probe_recv;
     params.recv_id_cb = probe_recv_id;
     printf("transports (best first; GV_TRANSPORT=auto takes the first that "
-           "works):\n");
+           "works; a composite shm+<net> only when named):\n");
     for (i = 0; i < gv__tl_nbuiltin; i++) {
         const gv_tl_entry_t *e = &gv__tl_builtin[i];
         const gv_tl_ops_t   *ops;
@@ -137,7 +137,7 @@ static void print_transports(void)
         ops = gv__tl_ops(e, why, sizeof(why));
         if (ops == NULL) {
             /* not built, or its plug-in did not load: dlerror() says why */
-            printf("  %-5s %s\n", e->name, why);
+            printf("  %-7s %s\n", e->name, why);
             continue;
         }
         if (e->plugin != NULL)
@@ -146,7 +146,7 @@ static void print_transports(void)
         else
             snprintf(how, sizeof(how), "built");
         if (strcmp(e->name, "mpi") == 0) {
-            printf("  %-5s %s; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
+            printf("  %-7s %s; caps AM,RMA,ATOMIC64,AM_ID (AM_ID where "
                    "MPI_TAG_UB allows), never WAIT_FD (MPI has no "
                    "descriptor to sleep on: a host polls gv_progress); "
                    "needs mpirun/srun (not probed here)\n", e->name, how);
@@ -159,12 +159,12 @@ static void print_transports(void)
         tl.size   = 1;
         tl.params = params;
         if (ops->init(&tl) != GV_OK) {
-            printf("  %-5s %s; does not start here (GV_LOG=info tells "
+            printf("  %-7s %s; does not start here (GV_LOG=info tells "
                    "why)\n", e->name, how);
             continue;
         }
         gv__tl_caps_str(tl.attr.caps, caps, sizeof(caps));
-        printf("  %-5s %s; caps %s; max message %zu B%s%s\n", e->name, how,
+        printf("  %-7s %s; caps %s; max message %zu B%s%s\n", e->name, how,
                caps, tl.attr.max_msg, tl.attr.detail[0] ? "; " : "",
                tl.attr.detail);
         ops->fini(&tl);

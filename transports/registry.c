@@ -39,9 +39,38 @@ const gv_tl_entry_t gv__tl_builtin[] = {
     ROW("mpi", 0, NULL, none, NULL, "needs libopenmpi-dev; rebuild with MPI=1"),
 #endif
     {"tcp", &gv_tl_tcp_ops, NULL, NULL, NULL},
+    /* Composites (transports/hybrid.c): only when GV_TRANSPORT names one,
+     * never by auto. */
+    {"shm+tcp", &gv_tl_shm_tcp_ops, NULL, NULL, NULL},
+#if GV_HAVE_UCX
+    {"shm+ucx", &gv_tl_shm_ucx_ops, NULL, NULL, NULL},
+#else
+    {"shm+ucx", NULL, NULL, NULL, "needs libucx-dev; rebuild with UCX=1"},
+#endif
+#if GV_HAVE_OFI
+    {"shm+ofi", &gv_tl_shm_ofi_ops, NULL, NULL, NULL},
+#else
+    {"shm+ofi", NULL, NULL, NULL, "needs libfabric-dev; rebuild with OFI=1"},
+#endif
 };
 const size_t gv__tl_nbuiltin = sizeof(gv__tl_builtin) /
                                sizeof(gv__tl_builtin[0]);
+
+/* A composite row: only when named. */
+static int is_composite(const gv_tl_entry_t *e)
+{
+    return strchr(e->name, '+') != NULL;
+}
+
+const gv_tl_entry_t *gv__tl_entry(const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < gv__tl_nbuiltin; i++)
+        if (strcmp(gv__tl_builtin[i].name, name) == 0)
+            return &gv__tl_builtin[i];
+    return NULL;
+}
 
 const gv_tl_ops_t *gv__tl_ops(const gv_tl_entry_t *e, char *why, size_t len)
 {
@@ -178,7 +207,7 @@ static void list_available(char *buf, size_t len)
  * is not loaded here. */
 static const gv_tl_entry_t *lookup(const char *name, int *is_auto)
 {
-    char   avail[512];
+    char   avail[1024];
     size_t i;
 
     *is_auto = (name[0] == '\0') || (strcmp(name, "auto") == 0);
@@ -196,6 +225,12 @@ static const gv_tl_entry_t *lookup(const char *name, int *is_auto)
         return e;
     }
     list_available(avail, sizeof(avail));
+    if (strcmp(name, "shm+mpi") == 0) {
+        gv_error("transport 'shm+mpi' (GV_TRANSPORT) is not offered: MPI "
+                 "brings its own shared memory within a node (Open MPI's "
+                 "sm/vader), so use GV_TRANSPORT=mpi; %s", avail);
+        return NULL;
+    }
     gv_error("transport '%s' (GV_TRANSPORT) is not available; %s", name,
              avail);
     return NULL;
@@ -213,7 +248,7 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
 {
     const gv_tl_entry_t *e;
     const gv_tl_ops_t   *ops;
-    char                 avail[512], why[PATH_MAX + 256];
+    char                 avail[1024], why[PATH_MAX + 256];
     gv_status_t          status;
     size_t               i;
     unsigned int         nerrors;
@@ -225,9 +260,10 @@ gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
             if (e->why_not != NULL)
                 continue;
             /* self is for one rank; mpi needs an MPI launcher (the MPI
-             * bootstrap is chosen only when GV_TRANSPORT names it). */
+             * bootstrap is chosen only when GV_TRANSPORT names it); a
+             * composite is taken only when named. */
             if (((strcmp(e->name, "self") == 0) && (boot->size != 1)) ||
-                (strcmp(e->name, "mpi") == 0))
+                (strcmp(e->name, "mpi") == 0) || is_composite(e))
                 continue;
             ops = gv__tl_ops(e, why, sizeof(why));
             if (ops == NULL)

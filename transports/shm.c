@@ -69,6 +69,12 @@
  * on nothing is left in /dev/shm however the job ends; before that, a
  * signal handler and every error path remove the job's names.
  *
+ * Opened on a node view of the bootstrap (core/boot.h; the composite
+ * transports shm+<net>, transports/hybrid.c), the transport's ranks are
+ * the node's: names, kick sockets, messages and failed peers use the
+ * job's rank numbers (boot->world_of), so that every (pretend) node on a
+ * machine has names of its own.
+ *
  * Everything read from a peer's memory is checked before use: a header
  * whose kind, length or extent is wrong, or a published head that moves
  * backwards or past the tail, stops that ring, is counted and reported as
@@ -197,6 +203,7 @@ typedef struct {
     int             ksock;       /* bound: kicks arrive here */
     int             tsock;       /* unbound: we kick peers from it */
     uint64_t        job_id;
+    const int      *world_of;    /* the boot's (a node view), or NULL */
     gv_tl_recv_cb   recv_cb;
     void           *recv_arg;
     /* Counters, printed at fini with GV_STATS. */
@@ -206,6 +213,14 @@ typedef struct {
 static size_t align_up(size_t v, size_t a)
 {
     return (v + a - 1) & ~(a - 1);
+}
+
+/* Rank @a r of this transport as the job numbers it: what names shared
+ * memory objects (unique per node of a composite transport, see
+ * transports/hybrid.c), and peers in messages and failures. */
+static int wrank(const shm_t *s, int r)
+{
+    return (s->world_of != NULL) ? s->world_of[r] : r;
 }
 
 static int ring_index(int owner, int sender)
@@ -238,7 +253,7 @@ static void cleanup_arm(shm_t *s, uint64_t job_id)
     int    r;
 
     for (r = 0; r < s->size; r++) {
-        seg_name(name, sizeof(name), job_id, r);
+        seg_name(name, sizeof(name), job_id, wrank(s, r));
         paths[r] = gv_malloc(sizeof("/dev/shm") + strlen(name));
         sprintf(paths[r], "/dev/shm%s", name);
     }
@@ -323,7 +338,7 @@ static gv_status_t seg_create(shm_t *s, uint64_t job_id, int local_size,
     void          *base;
     shm_seg_hdr_t *h;
 
-    seg_name(name, sizeof(name), job_id, s->rank);
+    seg_name(name, sizeof(name), job_id, wrank(s, s->rank));
     /* The pages are reserved below, and tmpfs is often as large as RAM. */
     if (!gv__node_mem_fits("shm", s->seg_size, local_size,
                            "GV_HEAP or GV_SHM_RING"))
@@ -404,10 +419,10 @@ static gv_status_t seg_attach(shm_t *s, uint64_t job_id, int peer,
     void          *base;
     shm_seg_hdr_t *h;
 
-    seg_name(name, sizeof(name), job_id, peer);
+    seg_name(name, sizeof(name), job_id, wrank(s, peer));
     fd = shm_open(name, O_RDWR, 0);
     if (fd < 0) {
-        gv_info("shm: shm_open %s (rank %d): %m", name, peer);
+        gv_info("shm: shm_open %s (rank %d): %m", name, wrank(s, peer));
         return GV_ERR_IO;
     }
     if (fstat(fd, &st) != 0) {
@@ -437,7 +452,7 @@ static gv_status_t seg_attach(shm_t *s, uint64_t job_id, int peer,
         (h->rings_off != s->rings_off) || (h->seg_size != s->seg_size) ||
         (h->use_hint != (uint32_t)s->use_hint)) {
         gv_info("shm: segment %s does not have the header rank %d should "
-                "have written", name, peer);
+                "have written", name, wrank(s, peer));
         munmap(base, s->seg_size);
         return GV_ERR_PROTO;
     }
@@ -537,7 +552,7 @@ static gv_status_t exchange(shm_t *s, gv_boot_t *boot, gv_status_t mine,
     for (p = 0; p < s->size; p++) {
         if (all[p].status != GV_OK) {
             if (p != s->rank)
-                gv_info("shm: rank %d failed %s", p, what);
+                gv_info("shm: rank %d failed %s", wrank(s, p), what);
             status = (gv_status_t)all[p].status;
             /* Only forward codes we know; the byte came from a peer. */
             if ((status > GV_OK) ||
@@ -551,7 +566,7 @@ static gv_status_t exchange(shm_t *s, gv_boot_t *boot, gv_status_t mine,
             (all[p].use_hint != info.use_hint)) {
             gv_info("shm: rank %d uses ring %llu and heap %llu bytes, this "
                     "rank %llu and %llu: GV_SHM_RING and GV_HEAP must be the "
-                    "same on every rank", p,
+                    "same on every rank", wrank(s, p),
                     (unsigned long long)all[p].ring_size,
                     (unsigned long long)all[p].heap_size,
                     (unsigned long long)info.ring_size,
@@ -589,6 +604,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
     s->recv_arg = tl->params.recv_arg;
     s->ksock   = s->tsock = -1;
     s->job_id  = boot->job_id;
+    s->world_of = boot->world_of;
 
     /* Every failure from here to the first exchange is reported through
      * it, so that no rank waits for one that gave up. */
@@ -607,7 +623,7 @@ static gv_status_t shm_init(gv_tl_t *tl)
         s->peers[s->rank].map     = own;
         s->peers[s->rank].map_len = s->seg_size;
     }
-    seg_name(name, sizeof(name), boot->job_id, s->rank);
+    seg_name(name, sizeof(name), boot->job_id, wrank(s, s->rank));
     status = exchange(s, boot, mine, "to create its shared-memory segment");
     if (status != GV_OK)
         goto err_unlink;
@@ -624,9 +640,13 @@ static gv_status_t shm_init(gv_tl_t *tl)
         goto err_unlink;
 
     /* Everyone has mapped everything: the names are no longer needed, and
-     * without them nothing is left in /dev/shm however the job ends. */
-    if (shm_unlink(name) != 0)
+     * without them nothing is left in /dev/shm however the job ends. Every
+     * rank removes every name, so that one that dies right after the
+     * exchange leaves nothing behind either (a name already gone is
+     * fine). */
+    if ((shm_unlink(name) != 0) && (errno != ENOENT))
         gv_warn("shm: shm_unlink %s: %m", name);
+    gv__cleanup_now();
     gv__cleanup_disarm();
 
     peers_setup(s);
@@ -705,11 +725,11 @@ static gv_status_t tx_peer_corrupt(shm_t *s, int dst, uint64_t head)
 
     gv_error("shm: rank %d published head %llu for our ring, outside "
              "%llu..%llu; no longer sending to it",
-             dst, (unsigned long long)head, (unsigned long long)p->tx_head,
-             (unsigned long long)p->tx_tail);
+             wrank(s, dst), (unsigned long long)head,
+             (unsigned long long)p->tx_head, (unsigned long long)p->tx_tail);
     s->n_proto++;
     p->tx_dead = 1;
-    gv__peer_failed(dst, "shm: corrupted the head of a ring");
+    gv__peer_failed(wrank(s, dst), "shm: corrupted the head of a ring");
     return GV_ERR_UNREACHABLE;
 }
 
@@ -773,7 +793,8 @@ static gv_status_t shm_am_send(gv_tl_t *tl, int dst, const void *hdr,
     (void)req;   /* sends complete in the call */
     if (((unsigned)dst >= (unsigned)s->size) || (dst == s->rank) ||
         (n > s->max_msg)) {
-        gv_error("shm: bad send to rank %d of %zu bytes (max %zu)", dst, n,
+        gv_error("shm: bad send to rank %d of %zu bytes (max %zu)",
+                 ((unsigned)dst < (unsigned)s->size) ? wrank(s, dst) : dst, n,
                  s->max_msg);
         return GV_ERR_INVALID;
     }
@@ -825,11 +846,12 @@ static void rx_proto_error(shm_t *s, int src, uint64_t off, uint64_t h,
     shm_peer_t *p = &s->peers[src];
 
     gv_error("shm: malformed record from rank %d at offset %llu (header "
-             "0x%016llx: %s); its ring is no longer read", src,
+             "0x%016llx: %s); its ring is no longer read", wrank(s, src),
              (unsigned long long)off, (unsigned long long)h, why);
     s->n_proto++;
     p->rx_stopped = 1;
-    gv__peer_failed(src, "shm: wrote a malformed record (%s)", why);
+    gv__peer_failed(wrank(s, src), "shm: wrote a malformed record (%s)",
+                    why);
 }
 
 /* Deliver up to SHM_RX_BUDGET records from @a src. Sets *empty_p when the
@@ -1021,7 +1043,7 @@ static void kick_addr(const shm_t *s, int rank, struct sockaddr_un *a,
     memset(a, 0, sizeof(*a));
     a->sun_family = AF_UNIX;
     n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "gv-%llx-%d",
-                 (unsigned long long)s->job_id, rank);
+                 (unsigned long long)s->job_id, wrank(s, rank));
     *len_p = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 

@@ -233,6 +233,9 @@ extern const size_t        gv__tl_nbuiltin;
  * why (for a plug-in: its path and dlerror()'s text); nothing logged. */
 const gv_tl_ops_t *gv__tl_ops(const gv_tl_entry_t *e, char *why, size_t len);
 
+/* The row named @a name, or NULL. */
+const gv_tl_entry_t *gv__tl_entry(const char *name);
+
 /* Open the transport GV_TRANSPORT names (or the first that works, for
  * auto). Logs one error that lists what is available on failure. */
 gv_status_t gv__tl_open(const char *name, gv_boot_t *boot,
@@ -251,6 +254,15 @@ void        gv__tl_caps_str(uint32_t caps, char *buf, size_t len);
 extern const gv_tl_ops_t gv_tl_self_ops;
 extern const gv_tl_ops_t gv_tl_tcp_ops;
 extern const gv_tl_ops_t gv_tl_shm_ops;
+/* The composites shm+<net> (transports/hybrid.c): linked in; the network
+ * part's table comes from its row (a plug-in where it is one). */
+extern const gv_tl_ops_t gv_tl_shm_tcp_ops;
+#if GV_HAVE_UCX
+extern const gv_tl_ops_t gv_tl_shm_ucx_ops;
+#endif
+#if GV_HAVE_OFI
+extern const gv_tl_ops_t gv_tl_shm_ofi_ops;
+#endif
 #if GV_HAVE_UCX
 extern const gv_tl_ops_t gv_tl_ucx_ops;
 #endif

@@ -83,9 +83,11 @@ gv_status_t gv_team_split(gv_team_t *parent, int color, int key,
  * The node layout comes from the bootstrap (host names), or, for tests
  * only, from GV_TEST_NODES=k: the ranks are then taken as k pretend nodes
  * of contiguous rank blocks (rank r on node r * k / nranks), so that
- * several nodes can be simulated on one machine. It changes only what
- * this API reports (this team, gv_node_of(), gv_nnodes()), not which
- * transport paths are used.
+ * several nodes can be simulated on one machine. It changes what this
+ * API reports (this team, gv_node_of(), gv_nnodes()) and GV_AGG_ROUTE's
+ * nodes; the transport paths change only under a composite transport
+ * (GV_TRANSPORT=shm+tcp, shm+ucx, shm+ofi), which then uses shared memory
+ * within a pretend node and the network transport between them.
  * @param [out] team_p  the team.
  */
 gv_status_t gv_team_node(gv_team_t **team_p);

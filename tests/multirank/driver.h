@@ -26,6 +26,16 @@
     X(DRV_OFI_SHM, "ofi", "FI_PROVIDER=shm", GV_HAVE_OFI, "ofi/shm")         \
     X(DRV_OFI_RXM, "ofi", "FI_PROVIDER='tcp;ofi_rxm'", GV_HAVE_OFI,          \
       "ofi/tcp;ofi_rxm")
+/* The composites shm+<net> (shared memory within a node, the network
+ * transport between), after the rows above: DRV_NTLS counts those only, so
+ * the drivers that loop over every configuration leave these out (each
+ * would add its time to every such test); the tests of the composites
+ * (driver_route.c, driver_matrix.c, driver_fault.c) name them, with
+ * GV_TEST_NODES for pretend nodes. */
+#define DRV_TLS_COMPOSITE(X)                                                 \
+    X(DRV_SHM_TCP, "shm+tcp", "", 1, "shm+tcp")                              \
+    X(DRV_SHM_UCX, "shm+ucx", "UCX_TLS=tcp,self", GV_HAVE_UCX,               \
+      "shm+ucx/tcp")
 
 typedef struct {
     const char *name;  /* GV_TRANSPORT */
@@ -35,14 +45,16 @@ typedef struct {
 } tl_cfg_t;
 
 #define DRV_TL_ID(_id, _name, _env, _built, _label) _id,
-enum drv_tl { DRV_TLS(DRV_TL_ID) };
+enum drv_tl { DRV_TLS(DRV_TL_ID) DRV_TLS_COMPOSITE(DRV_TL_ID) };
 #undef DRV_TL_ID
 
 #define DRV_TL_ROW(_id, _name, _env, _built, _label) \
     [_id] = {_name, _env, _built, _label},
-static const tl_cfg_t drv_tls[] = { DRV_TLS(DRV_TL_ROW) };
+static const tl_cfg_t drv_tls[] = { DRV_TLS(DRV_TL_ROW)
+                                    DRV_TLS_COMPOSITE(DRV_TL_ROW) };
 #undef DRV_TL_ROW
-#define DRV_NTLS (sizeof(drv_tls) / sizeof(drv_tls[0]))
+/* The rows of DRV_TLS (the composites come after them). */
+#define DRV_NTLS ((size_t)DRV_SHM_TCP)
 
 /* The file's contents (at most its last MiB, for a runaway log), or NULL;
  * free it. */

@@ -197,6 +197,12 @@ static void kill_one_of_four_flags(const tl_cfg_t *t, int victim,
     if (t == &drv_tls[DRV_OFI_SHM])
         cr_expect(nmapped >= 4, "%s: the ranks map %d objects in /dev/shm, "
                   "expected their 4 regions", t->label, nmapped);
+    /* Two pretend nodes of two ranks: each maps its node's two segments,
+     * four names in all (named by job rank, so the nodes do not clash). */
+    if (strcmp(t->name, "shm+tcp") == 0)
+        cr_expect(nmapped == 4, "%s: the ranks map %d objects in /dev/shm, "
+                  "expected the 4 segments of 2 pretend nodes", t->label,
+                  nmapped);
     free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     if (system(cmd) != 0)
@@ -216,6 +222,17 @@ Test(fault, kill9_one_of_four_tcp, .timeout = 60)
 Test(fault, kill9_one_of_four_shm, .timeout = 60)
 {
     kill_one_of_four(&drv_tls[DRV_SHM], 2);
+}
+
+/* The composite over 2 pretend nodes: rank 2 (node 1) killed; rank 0's
+ * node hears of it through tcp or the launcher, rank 3 through shm's
+ * liveness or the launcher. */
+Test(fault, kill9_one_of_four_shm_tcp, .timeout = 60)
+{
+    tl_cfg_t t = drv_tls[DRV_SHM_TCP];
+
+    t.env = "GV_TEST_NODES=2";
+    kill_one_of_four(&t, 2);
 }
 
 Test(fault, kill9_one_of_four_ucx, .timeout = 60)

@@ -11,6 +11,13 @@
     {DRV_ALL, _prog, _n, _args, _t, _e}
 #define ALL_TLS(_prog, _n, _args, _t) ALL_TLS_ENV(_prog, _n, _args, _t, "")
 
+/* A case over the composites shm+tcp and shm+ucx (driver.h), with the
+ * ranks in @a _nodes pretend nodes: the basic conformance, not the whole
+ * matrix (each row adds its time to the suite). */
+#define COMPOSITE(_prog, _n, _args, _t, _nodes)                              \
+    {DRV_SHM_TCP, _prog, _n, _args, _t, "GV_TEST_NODES=" #_nodes},           \
+    {DRV_SHM_UCX, _prog, _n, _args, _t, "GV_TEST_NODES=" #_nodes}
+
 static const mr_case_t cases[] = {
     ALL_TLS("mr_alltoall", 2, "-n 3000 -S 8192", 90),
     ALL_TLS("mr_alltoall", 4, "-n 1000 -S 70000", 90),
@@ -62,6 +69,14 @@ static const mr_case_t cases[] = {
     ALL_TLS_ENV("mr_lone_race", 2, "", 90, "GV_AGG_BYTES=1024 GV_AGG_CREDITS=1"),
     ALL_TLS("mr_flush_race", 2, "", 60),
     ALL_TLS("mr_wait_stream", 3, "", 60),
+    COMPOSITE("mr_alltoall", 4, "-n 1000 -S 70000", 90, 2),
+    COMPOSITE("mr_sizes", 4, "", 120, 2),
+    COMPOSITE("mr_barrier", 8, "", 120, 3),
+    COMPOSITE("mr_idle", 8, "", 60, 3),
+    COMPOSITE("mr_word", 6, "-n 20000", 120, 3),
+    /* The node view of the bootstrap those open shm over: no transport's
+     * business, one run. */
+    {DRV_TCP, "mr_boot_view", 4, "", 60, ""},
 };
 
 DRV_MULTIRANK_RUN(cases)

@@ -1,11 +1,12 @@
-/* GV_AGG_ROUTE over shm, tcp and ucx/tcp with pretend nodes
- * (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and barrier
- * quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes (node2:
- * 2, 3 and 4 nodes, 4 being a 2 x 2 grid); GUPS and the DSM tests with
- * GV_AGG_ROUTE=node and node2; a killed relay rank, which must stop the
- * job with its name; the tightest flow control through relays; and a
- * stopped or slowed relay, which must keep every rank within its memory
- * bound (node and node2). SPDX-License-Identifier: BSD-3-Clause */
+/* GV_AGG_ROUTE over shm, tcp, ucx/tcp, shm+tcp and shm+ucx with pretend
+ * nodes (GV_TEST_NODES): mr_route's exactly-once, in-order delivery and
+ * barrier quiescence with each route on 4, 6 and 8 ranks in 2 and 3 nodes
+ * (node2: 2, 3 and 4 nodes, 4 being a 2 x 2 grid); GUPS and the DSM tests
+ * with GV_AGG_ROUTE=node and node2; a killed relay rank, which must stop
+ * the job with its name; the tightest flow control through relays; and a
+ * stopped or slowed relay over tcp and shm, which must keep every rank
+ * within its memory bound (node and node2).
+ * SPDX-License-Identifier: BSD-3-Clause */
 #include "driver.h"
 
 #include <criterion/criterion.h>
@@ -21,7 +22,10 @@ typedef struct {
     int nodes;  /* GV_TEST_NODES */
 } route_case_t;
 
-static const int route_tls[] = {DRV_SHM, DRV_TCP, DRV_UCX_TCP};
+/* shm+tcp and shm+ucx: the hops between pretend nodes go over the
+ * network transport, those within one over shared memory. */
+static const int route_tls[] = {DRV_SHM, DRV_TCP, DRV_UCX_TCP, DRV_SHM_TCP,
+                                DRV_SHM_UCX};
 static const char *const route_names[] = {"direct", "node", "node2"};
 #define NROUTE_TLS (sizeof(route_tls) / sizeof(route_tls[0]))
 
