@@ -101,11 +101,19 @@ def window_cap(env_frac, rec_bytes, a):
     return w / math.ceil(w / full) / env_frac
 
 
+def served(nodes, rpn):
+    """node: the most other nodes a rank serves (those whose number is
+    its local index mod rpn): every other node with one rank per node,
+    else the largest class, node numbers 0 mod rpn, from a rank of a node
+    outside it."""
+    return nodes - 1 if rpn == 1 else math.ceil(nodes / rpn)
+
+
 def dests(route, nodes, rpn):
     """Largest number of ranks a rank buffers to (gv__am_route_peers)."""
     if route == "direct" or nodes <= 1:
         return nodes * rpn - 1
-    return rpn - 1 + math.ceil((nodes - 1) / rpn)
+    return rpn - 1 + served(nodes, rpn)
 
 
 def first_links(route, nodes, rpn):
@@ -117,15 +125,16 @@ def first_links(route, nodes, rpn):
     if route == "direct" or nodes <= 1 or rpn <= 1:
         return 0
     if route == "node":
-        return rpn - 1 + math.ceil((nodes - 1) / rpn)
+        return rpn - 1 + served(nodes, rpn)
     cols, rows = grid(nodes)
     return rpn - 1 + math.ceil((cols - 1 + rows - 1) / rpn)
 
 
 def upstreams(route, nodes, rpn):
     """Upstream links of the busiest relay (gv__am_route_upstreams, as
-    gvinfo -t prints it; exact for node and, when a node has more ranks
-    than links, for node2; above it otherwise). node: the node's other
+    gvinfo -t prints it; exact for node, and for node2 on 2 nodes and
+    at 32 ranks per node on 16 and 128 nodes; at some small shapes (3, 9
+    and 10 nodes of 2-4 ranks) above it). node: the node's other
     ranks (position 0) and, per node the relay serves, that node's
     serving rank at positions 0 and 1. node2: the node's other ranks at
     position 0; as the intermediate node C, the other ranks serving a
@@ -134,9 +143,12 @@ def upstreams(route, nodes, rpn):
     if route == "direct" or nodes <= 1 or rpn <= 1:
         return 0
     if route == "node":
-        return rpn - 1 + 2 * math.ceil((nodes - 1) / rpn)
+        return rpn - 1 + 2 * served(nodes, rpn)
     cols, rows = grid(nodes)
     links = cols - 1 + rows - 1
+    if rows == 1:
+        # every node linked to every other: node's ways, one link a node
+        return rpn - 1 + 2 * math.ceil(links / rpn)
     return (rpn - 1 + 2 * min(rpn - 1, max(cols, rows) - 1) +
             4 * math.ceil(links / rpn))
 
