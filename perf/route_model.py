@@ -15,9 +15,15 @@ and the network's latency and bandwidth, it predicts per route:
   open      memory of the buffers open at once: one per destination
             whose batch is not shipped yet (fill / rate of that buffer,
             out of the time between ships), times GV_AGG_BYTES
+  peak      open, plus the busiest relay's stash when it falls behind:
+            the whole credit window (2 x GV_AGG_BYTES of envelopes) of
+            every rank that hands it its own messages to forward (a
+            sender outside handlers waits for credit only once its
+            window is full); first_links() counts them
   fill      records in a batch of the buffer that leaves the node (direct:
-            any; node: the relay's buffer to another node) when it ships:
-            full, or what arrived within the timeout
+            any; node, node2: the relay's buffer to another node) when it
+            ships: full, or what arrived within the timeout, at most what
+            the link's credit window lets a batch average (window_cap())
   t_fill    time to fill that buffer at its arrival rate
   hops      transport messages a message to another node takes at most
             (direct 1, node 3, node2 5)
@@ -26,8 +32,10 @@ and the network's latency and bandwidth, it predicts per route:
             timeout, halved: the average record waits half) plus the
             network latency, plus the batch's time on the wire
 
-Records: 4 bytes of header plus the payload, padded to 4; under node a
-message to another node carries a 12-byte envelope.
+Records: 4 bytes of header plus the payload, padded to 4; under node and
+node2 a message to another node carries a 12-byte envelope. The ways are
+aggregator/am.c's (route_hop() is gv__am_route_hop line for line, node2's
+grid included).
 
 A batch's fill is what reaches its buffer within one timeout window, or
 a full batch (window_fill): a rank's own records at its issuing rate for
@@ -43,9 +51,13 @@ lines (gups --per-rank) give each rank's updates, issuing CPU time, wall
 time, pauses, batches by closing reason, records and batches on the
 node-to-node hop and queued high-water mark. For each launch the model
 walks every pair's messages along the route's hops, predicts each
-buffer's fill from its rank's windows, and prints measured against
-predicted fill (all batches, the node-to-node hop, the rest) and queued
-high-water mark, with the relative error, per launch and as medians.
+buffer's fill from its rank's windows and its link's credit window, and
+each rank's queued high-water mark (its open batches, and a window per
+rank handing it its own messages to forward), and prints measured
+against predicted fill (all batches, the node-to-node hop, the rest) and
+the largest queued high-water mark, with the relative error, per launch
+and as medians. perf/notes/route.md explains the formulas and where
+they err.
 --measure runs perf/route.sh --transport T --reps N first.
 
 Usage: perf/route_model.py [--ranks-per-node 32] [--nodes 1,16,128,1024]
