@@ -26,7 +26,7 @@ and the network's latency and bandwidth, it predicts per route:
             the link's credit window lets a batch average (window_cap())
   t_fill    time to fill that buffer at its arrival rate
   hops      transport messages a message to another node takes at most
-            (direct 1, node 3, node2 5)
+            (direct 1, node 3, node2 5, or 3 on 2 nodes)
   lat       a message's time to its handler when the job is not busy:
             per hop, the batch's wait (the lesser of t_fill and the
             timeout, halved: the average record waits half) plus the
@@ -197,7 +197,9 @@ def model_node2(nodes, rpn, a):
         min(1.0, rate * timeout)
     peak = open_mem + first_links("node2", nodes, rpn) * WINDOW_BATCHES * \
         a.agg_bytes
-    hops = 5  # within A, to C, within C, to B, within B
+    # within A, to C, within C, to B, within B; on one row of nodes
+    # (2 nodes) every node is linked to every other: as node's
+    hops = 5 if rows > 1 else 3
     wait = min(t_fill, timeout) / 2
     wire = fill * rec / (a.bandwidth_gbs * 1e9)
     lat = hops * (wait + a.latency_us * 1e-6) + wire
