@@ -15,19 +15,27 @@ and the network's latency and bandwidth, it predicts per route:
   open      memory of the buffers open at once: one per destination
             whose batch is not shipped yet (fill / rate of that buffer,
             out of the time between ships), times GV_AGG_BYTES
+  peak      open, plus the busiest relay's stash when it falls behind:
+            the whole credit window (2 x GV_AGG_BYTES of envelopes) of
+            every rank that hands it its own messages to forward (a
+            sender outside handlers waits for credit only once its
+            window is full); first_links() counts them
   fill      records in a batch of the buffer that leaves the node (direct:
-            any; node: the relay's buffer to another node) when it ships:
-            full, or what arrived within the timeout
+            any; node, node2: the relay's buffer to another node) when it
+            ships: full, or what arrived within the timeout, at most what
+            the link's credit window lets a batch average (window_cap())
   t_fill    time to fill that buffer at its arrival rate
   hops      transport messages a message to another node takes at most
-            (direct 1, node 3, node2 5)
+            (direct 1, node 3, node2 5, or 3 on 2 nodes)
   lat       a message's time to its handler when the job is not busy:
             per hop, the batch's wait (the lesser of t_fill and the
             timeout, halved: the average record waits half) plus the
             network latency, plus the batch's time on the wire
 
-Records: 4 bytes of header plus the payload, padded to 4; under node a
-message to another node carries a 12-byte envelope.
+Records: 4 bytes of header plus the payload, padded to 4; under node and
+node2 a message to another node carries a 12-byte envelope. The ways are
+aggregator/am.c's (route_hop() is gv__am_route_hop line for line, node2's
+grid included).
 
 A batch's fill is what reaches its buffer within one timeout window, or
 a full batch (window_fill): a rank's own records at its issuing rate for
@@ -43,9 +51,13 @@ lines (gups --per-rank) give each rank's updates, issuing CPU time, wall
 time, pauses, batches by closing reason, records and batches on the
 node-to-node hop and queued high-water mark. For each launch the model
 walks every pair's messages along the route's hops, predicts each
-buffer's fill from its rank's windows, and prints measured against
-predicted fill (all batches, the node-to-node hop, the rest) and queued
-high-water mark, with the relative error, per launch and as medians.
+buffer's fill from its rank's windows and its link's credit window, and
+each rank's queued high-water mark (its open batches, and a window per
+rank handing it its own messages to forward), and prints measured
+against predicted fill (all batches, the node-to-node hop, the rest) and
+the largest queued high-water mark, with the relative error, per launch
+and as medians. perf/notes/route.md explains the formulas and where
+they err.
 --measure runs perf/route.sh --transport T --reps N first.
 
 Usage: perf/route_model.py [--ranks-per-node 32] [--nodes 1,16,128,1024]
@@ -64,23 +76,77 @@ import sys
 # Envelope bytes a rank may have charged at one hop, in buffers
 # (GV__AM_ROUTE_WINDOW_BATCHES in aggregator/am_internal.h).
 WINDOW_BATCHES = 2
+# A routed message's envelope header (route_hdr_t: source, destination,
+# handler id, flags) and a stashed envelope's record in front of it
+# (stash_rec_t: upstream link, length), aggregator/am.c.
+ENV_HDR = 12
+STASH_REC = 8
 
 
 def pad4(n):
     return (n + 3) & ~3
 
 
+def charge(env_len):
+    """What an envelope of env_len bytes is charged to a link's window,
+    and takes in a stash (aggregator/am.c charge())."""
+    return STASH_REC + ((env_len + 7) & ~7)
+
+
+def window_envelopes(a):
+    """Envelopes of a.payload bytes a link's window holds."""
+    return WINDOW_BATCHES * a.agg_bytes // charge(ENV_HDR + a.payload)
+
+
+def window_cap(env_frac, rec_bytes, a):
+    """The most records a batch carrying envelopes averages when its
+    link's window binds: the window W (in envelopes) goes out as
+    ceil(W / e) batches, e the envelopes of a full batch, the last one
+    shipped partly full (a sender that waits for credit ships its open
+    batch; a relay's closes at the timeout) while the credit of the
+    earlier ones comes back: W / ceil(W / e) envelopes a batch, and the
+    records that come with them (env_frac of the batch's are envelopes)."""
+    if env_frac <= 0:
+        return math.inf
+    w = window_envelopes(a)
+    full = a.agg_bytes / rec_bytes * env_frac
+    return w / math.ceil(w / full) / env_frac
+
+
+def served(nodes, rpn):
+    """node: the most other nodes a rank serves (those whose number is
+    its local index mod rpn): every other node with one rank per node,
+    else the largest class, node numbers 0 mod rpn, from a rank of a node
+    outside it."""
+    return nodes - 1 if rpn == 1 else math.ceil(nodes / rpn)
+
+
 def dests(route, nodes, rpn):
     """Largest number of ranks a rank buffers to (gv__am_route_peers)."""
     if route == "direct" or nodes <= 1:
         return nodes * rpn - 1
-    return rpn - 1 + math.ceil((nodes - 1) / rpn)
+    return rpn - 1 + served(nodes, rpn)
+
+
+def first_links(route, nodes, rpn):
+    """Upstream links at position 0 of the busiest relay: the ranks that
+    hand it their own messages to forward (a sender outside handlers,
+    which waits for credit on that link). node: the node's other ranks,
+    and the serving rank of each node it serves; node2: the node's other
+    ranks, and the serving rank across each link it serves."""
+    if route == "direct" or nodes <= 1 or rpn <= 1:
+        return 0
+    if route == "node":
+        return rpn - 1 + served(nodes, rpn)
+    cols, rows = grid(nodes)
+    return rpn - 1 + math.ceil((cols - 1 + rows - 1) / rpn)
 
 
 def upstreams(route, nodes, rpn):
     """Upstream links of the busiest relay (gv__am_route_upstreams, as
-    gvinfo -t prints it; exact for node and, when a node has more ranks
-    than links, for node2; above it otherwise). node: the node's other
+    gvinfo -t prints it; exact for node, and for node2 on 2 nodes and
+    at 32 ranks per node on 16 and 128 nodes; at some small shapes (3, 9
+    and 10 nodes of 2-4 ranks) above it). node: the node's other
     ranks (position 0) and, per node the relay serves, that node's
     serving rank at positions 0 and 1. node2: the node's other ranks at
     position 0; as the intermediate node C, the other ranks serving a
@@ -89,9 +155,12 @@ def upstreams(route, nodes, rpn):
     if route == "direct" or nodes <= 1 or rpn <= 1:
         return 0
     if route == "node":
-        return rpn - 1 + 2 * math.ceil((nodes - 1) / rpn)
+        return rpn - 1 + 2 * served(nodes, rpn)
     cols, rows = grid(nodes)
     links = cols - 1 + rows - 1
+    if rows == 1:
+        # every node linked to every other: node's ways, one link a node
+        return rpn - 1 + 2 * math.ceil(links / rpn)
     return (rpn - 1 + 2 * min(rpn - 1, max(cols, rows) - 1) +
             4 * math.ceil(links / rpn))
 
@@ -120,17 +189,22 @@ def model_node2(nodes, rpn, a):
     t_fill = cap / rate if rate > 0 else math.inf
     timeout = a.timeout_us * 1e-6
     fill = max(1.0, min(cap, rate * timeout)) if t_fill > timeout else cap
+    fill = min(fill, window_cap(1.0, rec, a))
     d = rpn - 1 + math.ceil(links / rpn)
     bound = d * (a.credits + 1) * a.agg_bytes + \
         upstreams("node2", nodes, rpn) * WINDOW_BATCHES * a.agg_bytes
     open_mem = (rpn - 1) * a.agg_bytes + (d - rpn + 1) * a.agg_bytes * \
         min(1.0, rate * timeout)
-    hops = 5  # within A, to C, within C, to B, within B
+    peak = open_mem + first_links("node2", nodes, rpn) * WINDOW_BATCHES * \
+        a.agg_bytes
+    # within A, to C, within C, to B, within B; on one row of nodes
+    # (2 nodes) every node is linked to every other: as node's
+    hops = 5 if rows > 1 else 3
     wait = min(t_fill, timeout) / 2
     wire = fill * rec / (a.bandwidth_gbs * 1e9)
     lat = hops * (wait + a.latency_us * 1e-6) + wire
     return dict(route="node2", nodes=nodes, dests=d, bound=bound,
-                open=open_mem, fill=fill, cap=cap, t_fill=t_fill,
+                open=open_mem, peak=peak, fill=fill, cap=cap, t_fill=t_fill,
                 hops=hops, lat=lat)
 
 
@@ -159,6 +233,8 @@ def model(route, nodes, rpn, a):
     # window is the timeout, of issuing (windows() with no pauses). A
     # batch ships with at least the record that opened it.
     fill = max(1.0, window_fill(rate, 0, timeout, timeout, a.agg_bytes, rec))
+    if route == "node" and nodes > 1:
+        fill = min(fill, window_cap(1.0, rec, a))
     d = dests(route, nodes, rpn)
     bound = d * (a.credits + 1) * a.agg_bytes
     bound += upstreams(route, nodes, rpn) * WINDOW_BATCHES * a.agg_bytes
@@ -170,11 +246,13 @@ def model(route, nodes, rpn, a):
         # the local hops: buffers to the other ranks of the node, busy
         open_mem = (rpn - 1) * a.agg_bytes + (d - rpn + 1) * a.agg_bytes * \
             min(1.0, rate * timeout)
+    peak = open_mem + first_links(route, nodes, rpn) * WINDOW_BATCHES * \
+        a.agg_bytes
     wait = min(t_fill, timeout) / 2
     wire = fill * rec / (a.bandwidth_gbs * 1e9)
     lat = hops * (wait + a.latency_us * 1e-6) + wire
     return dict(route=route, nodes=nodes, dests=d, bound=bound,
-                open=open_mem, fill=fill, cap=cap, t_fill=t_fill,
+                open=open_mem, peak=peak, fill=fill, cap=cap, t_fill=t_fill,
                 hops=hops, lat=lat)
 
 
@@ -192,13 +270,14 @@ def table(a):
           f"{a.credits}, timeout {a.timeout_us} us, latency {a.latency_us} "
           f"us, {a.bandwidth_gbs} GB/s")
     print(f"{'nodes':>6} {'route':>6} {'dests':>6} {'bound/rank':>11} "
-          f"{'open/rank':>10} {'fill':>13} {'t_fill':>10} {'hops':>4} "
+          f"{'open/rank':>10} {'peak/rank':>10} {'fill':>13} {'t_fill':>10} {'hops':>4} "
           f"{'latency':>9}")
     for n in a.nodes:
         for route in ("direct", "node", "node2"):
             m = model(route, n, a.ranks_per_node, a)
             print(f"{n:>6} {route:>6} {m['dests']:>6} "
                   f"{human(m['bound']):>11} {human(m['open']):>10} "
+                  f"{human(m['peak']):>10} "
                   f"{m['fill']:>6.0f}/{m['cap']:<6} "
                   f"{m['t_fill'] * 1e3:>8.2f}ms {m['hops']:>4} "
                   f"{m['lat'] * 1e6:>7.0f}us")
@@ -259,30 +338,64 @@ def window_fill(own_rate, fwd_rate, w_issue, w_wall, cap_bytes, rec_bytes):
     return min(recs, cap_bytes / rec_bytes) if rec_bytes else recs
 
 
-def route_hop(node_of, members, me, dst):
-    """The next rank from me toward dst under GV_AGG_ROUTE=node
-    (aggregator/am.c route_hop)."""
-    dn, mn = node_of[dst], node_of[me]
-    if dn == mn:
+def grid_link(a, n, nnodes, cols):
+    """node2: the link from node a to node n (in its row or column),
+    numbered over the row's nodes, then the column's, a left out
+    (aggregator/am.c grid_link)."""
+    ca, cn, ra, rn = a % cols, n % cols, a // cols, n // cols
+    if rn == ra:
+        return cn - (cn > ca)
+    first = a - ca
+    row_len = nnodes - first if nnodes - first < cols else cols
+    return row_len - 1 + rn - (rn > ra)
+
+
+def grid_next(a, b, nnodes, cols):
+    """node2: the next node after a on the way to b: b if linked, else
+    the node in a's row and b's column, or, if the short last row lacks
+    it, the one in b's row and a's column (aggregator/am.c grid_next)."""
+    if a // cols == b // cols or a % cols == b % cols:
+        return b
+    c = a - a % cols + b % cols
+    return c if c < nnodes else b - b % cols + a % cols
+
+
+def route_hop(route, node_of, members, me, dst):
+    """The next rank from me toward dst under GV_AGG_ROUTE=node or node2
+    (aggregator/am.c gv__am_route_hop, line for line)."""
+    a, b = node_of[me], node_of[dst]
+    if a == b:
         return dst
-    r = members[mn][dn % len(members[mn])]
+    if route == "node2":
+        cols = grid(len(members))[0]
+        n = grid_next(a, b, len(members), cols)
+        out = grid_link(a, n, len(members), cols)
+        inn = grid_link(n, a, len(members), cols)
+    else:
+        n, out, inn = b, b, a
+    r = members[a][out % len(members[a])]
     if r != me:
         return r
-    return members[dn][mn % len(members[dn])]
+    return members[n][inn % len(members[n])]
 
 
 def predict_launch(route, ranks, a):
     """Per rank of one measured launch: predicted and measured records
-    and batches, all and to other nodes, and queued bytes."""
+    and batches, all and to other nodes, and queued bytes: the rank's
+    open batches, and a window per upstream link at position 0 (a rank
+    that hands it its own messages to forward) in its stash."""
     p = len(ranks)
     node_of = [r["node"] for r in ranks]
     members = {}
     for i, n in enumerate(node_of):
         members.setdefault(n, []).append(i)
     timeout = a.timeout_us * 1e-6
-    rec_local, rec_env = pad4(4 + a.payload), pad4(4 + 12 + a.payload)
+    rec_local = pad4(4 + a.payload)
+    rec_env = pad4(4 + ENV_HDR + a.payload)
     # buf[a][b] = [own records, forwarded records, bytes, envelopes]
     buf = [dict() for _ in range(p)]
+    # first[x]: the ranks that hand x their own messages to forward
+    first = [set() for _ in range(p)]
     for s in range(p):
         per = ranks[s]["issued"] / p   # GUPS: uniform destinations
         for d in range(p):
@@ -295,7 +408,7 @@ def predict_launch(route, ranks, a):
                 continue
             at = s
             while at != d:
-                nxt = route_hop(node_of, members, at, d)
+                nxt = route_hop(route, node_of, members, at, d)
                 e = buf[at].setdefault(nxt, [0.0, 0.0, 0.0, 0.0])
                 e[0 if at == s else 1] += per
                 if at == s and nxt == d:
@@ -305,6 +418,8 @@ def predict_launch(route, ranks, a):
                 else:
                     e[2] += per * rec_env
                     e[3] += per
+                if at == s and nxt != d:
+                    first[nxt].add(s)
                 at = nxt
     out = []
     for i, r in enumerate(ranks):
@@ -321,6 +436,7 @@ def predict_launch(route, ranks, a):
             per_win = window_fill(own / issue_s if issue_s else 0,
                                   fwd / wall_s, w_issue, w_wall,
                                   a.agg_bytes, rec_b)
+            per_win = min(per_win, window_cap(envs / recs, rec_b, a))
             batches = max(recs / per_win if per_win >= 1 else recs, 1) + 1
             pr["recs"] += recs
             pr["batches"] += batches
@@ -328,6 +444,8 @@ def predict_launch(route, ranks, a):
                 pr["irecs"] += envs
                 pr["ibatches"] += batches
             pr["open"] += 1 if per_win >= 1 else per_win
+        pr["queued"] = (math.ceil(pr["open"]) * a.agg_bytes +
+                        len(first[i]) * WINDOW_BATCHES * a.agg_bytes)
         ms = dict(recs=r["sent"] - r["self"] + r["relayed"],
                   batches=r["full"] + r["timeout"] + r["idle"] +
                   r["explicit"], irecs=r["internode_msgs"],
@@ -428,7 +546,7 @@ def calibrate(a):
             tot["mir"] += ms["irecs"]
             tot["mib"] += ms["ibatches"]
             qm = max(qm, ms["queued"])
-            qp = max(qp, math.ceil(pr["open"]) * a.agg_bytes)
+            qp = max(qp, pr["queued"])
         fm, fp = tot["mr"] / tot["mb"], tot["pr"] / tot["pb"]
         row = dict(fill=(fm, fp), queued=(qm, qp))
         if route != "direct" and tot["mib"] > 0:
