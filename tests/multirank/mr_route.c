@@ -93,25 +93,15 @@ static void count_sent(int dst, size_t len)
  * from rank 0 to the last rank. */
 static int relay_to_kill(int route)
 {
-    int               n = gv_nranks(), r, next, victim = -1, i;
-    int              *node_of = calloc((size_t)n, sizeof(int));
-    int              *members = calloc((size_t)n, sizeof(int));
-    int              *start   = calloc((size_t)gv_nnodes() + 1, sizeof(int));
-    gv__route_shape_t sh;
+    const gv__route_shape_t *sh = route_shape(route);
+    int                      n  = gv_nranks(), r, next, victim = -1;
 
-    MR_CHECK(node_of && members && start, "out of memory");
-    for (i = 0; i < n; i++)
-        node_of[i] = gv_node_of(i);
-    gv__am_route_shape(&sh, route, node_of, gv_nnodes(), n, members, start);
-    for (r = 0; (next = gv__am_route_hop(&sh, r, n - 1)) != n - 1; r = next) {
+    for (r = 0; (next = gv__am_route_hop(sh, r, n - 1)) != n - 1; r = next) {
         if ((victim < 0) || ((route == GV_AGG_ROUTE_NODE2) &&
-                             (node_of[next] != 0) &&
-                             (node_of[next] != node_of[n - 1])))
+                             (gv_node_of(next) != 0) &&
+                             (gv_node_of(next) != gv_node_of(n - 1))))
             victim = next;
     }
-    free(node_of);
-    free(members);
-    free(start);
     return victim;
 }
 
